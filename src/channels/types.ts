@@ -1,0 +1,212 @@
+/**
+ * The channel contract: what every platform adapter provides to the agent, and
+ * the normalised event and message shapes that cross that boundary. Platform
+ * libraries never leak past an adapter.
+ */
+import type { ChatKind } from '../tools/types.js';
+
+export type { ChatKind } from '../tools/types.js';
+
+/** Where a message goes: one conversation of one platform. */
+export interface ChatAddress {
+  /** The channel's name: `telegram`, `discord`, `slack`, `terminal`, `test`. */
+  channel: string;
+  /** Platform chat id (Telegram chat, Discord channel or thread, Slack conversation). */
+  chatId: string;
+  /** Sub-conversation: Telegram forum topic id, Slack `thread_ts`. */
+  subId?: string;
+}
+
+/** A conversation with what the agent needs to know about it. */
+export interface ChatInfo extends ChatAddress {
+  kind: ChatKind;
+  /** Group or channel name, when the platform has one. Untrusted text. */
+  title?: string;
+  /**
+   * Admin-policy scope: `discord:guild:<id>`, `telegram:chat:<id>`, `slack:team:<id>`,
+   * or `global` for DMs.
+   */
+  scope: string;
+}
+
+/** The person (or bot) behind an event. */
+export interface Sender {
+  /** Platform user id, unqualified (`42`, `U01ABC`). */
+  id: string;
+  /** Display name. Untrusted text. */
+  name: string;
+  isBot?: boolean;
+}
+
+/** Metadata of a file attached to a message (contents are not downloaded). */
+export interface AttachmentMeta {
+  name: string;
+  mimeType?: string;
+  sizeBytes?: number;
+  url?: string;
+}
+
+interface InboundBase {
+  chat: ChatInfo;
+  sender: Sender;
+  /** Milliseconds since the epoch. */
+  receivedAt: number;
+}
+
+/** A text message. In groups, also the ones not addressed to the bot (kept as context). */
+export interface InboundMessage extends InboundBase {
+  type: 'message';
+  messageId: string;
+  text: string;
+  /** DM, @mention, reply to the bot, or `groupActivation: always`. */
+  mentionsBot: boolean;
+  replyToBot: boolean;
+  attachments: AttachmentMeta[];
+}
+
+/** How a command or button answer is shown. `private`: only the caller sees it, where the platform allows. */
+export interface Reply {
+  text: string;
+  private?: boolean;
+}
+
+/** A command: `/stop`, a Discord or Slack slash command, a Telegram bot command. */
+export interface InboundCommand extends InboundBase {
+  type: 'command';
+  /** Lower-case, without the slash or `@botname`: `stop`, `policy`. */
+  name: string;
+  /** The rest of the line. */
+  args: string;
+  messageId?: string;
+  /**
+   * Answers the command. Present for platform interactions (slash commands) that
+   * must be answered through the interaction; absent for text commands, which the
+   * agent answers with a normal `send` in the chat.
+   */
+  respond?(reply: Reply): Promise<void>;
+}
+
+/** What a person chose on an approval prompt. */
+export type ApprovalAction = 'approve' | 'always' | 'deny';
+
+/** A press of an approval button (or a y / n / a answer in the terminal). */
+export interface InboundApprovalAnswer extends InboundBase {
+  type: 'approval';
+  approvalId: string;
+  action: ApprovalAction;
+  /**
+   * Shows a short notice to the presser only (Telegram toast, Discord ephemeral,
+   * Slack ephemeral). Called at most once. The adapter acknowledges the press
+   * within the platform's deadline whether or not this is called.
+   */
+  respond(reply: Reply): Promise<void>;
+}
+
+/** Everything a channel yields to the agent. */
+export type InboundEvent = InboundMessage | InboundCommand | InboundApprovalAnswer;
+
+/** A message the bot sent; one logical message may span several platform messages. */
+export interface SentMessage {
+  chat: ChatAddress;
+  /** Platform ids of the parts, in order. */
+  ids: string[];
+}
+
+/** The channel-neutral approval prompt; each channel renders it (buttons or text). */
+export interface ApprovalPrompt {
+  /** Opaque, short, random; the only thing a button payload carries besides the action. */
+  id: string;
+  tool: string;
+  /** Plain words: what the call will do. */
+  summary: string;
+  /** Redacted, length-bounded arguments for display (JSON text). */
+  args: string;
+  /** The model's stated reason, if it gave one. */
+  reason?: string;
+  /** Whether the "Always allow" action is offered. */
+  allowAlways: boolean;
+  requestedBy: Sender;
+  expiresAt: number;
+}
+
+/** How an approval ended, shown by editing the prompt (buttons removed). */
+export interface ApprovalOutcome {
+  decision: 'approved' | 'always' | 'denied' | 'expired' | 'cancelled';
+  /** Display name of who decided, when a person did. */
+  by?: string;
+}
+
+/** What a channel can do, for the agent's pacing of edits and typing. */
+export interface ChannelCapabilities {
+  /** Longest single platform message, in characters. */
+  maxMessageLength: number;
+  /** Minimum time between two edits of one message. */
+  minEditIntervalMs: number;
+  /** How often the typing indicator must be refreshed; 0 when the platform has none. */
+  typingIntervalMs: number;
+}
+
+/** A command as registered with the platform (Telegram setMyCommands, Discord and Slack slash commands). */
+export interface CommandSpec {
+  name: string;
+  description: string;
+  /** Usage of the arguments, e.g. `list | allow TOOL | ...`. */
+  usage?: string;
+  adminOnly?: boolean;
+}
+
+/** A small persisted key-value area an adapter may use (e.g. Telegram update ids). */
+export interface ChannelState {
+  get(key: string): Promise<unknown>;
+  set(key: string, value: unknown, ttlMs?: number): Promise<void>;
+}
+
+/** What an adapter receives from the composition root besides its own config. */
+export interface ChannelDeps {
+  log: import('../log.js').Logger;
+  /** The commands to register with the platform. */
+  commands: CommandSpec[];
+  /** Names of the tools, for autocompletion of `/policy ... TOOL`. */
+  toolNames(): string[];
+  state: ChannelState;
+  /** Extra strings (credentials) to redact from anything sent. */
+  secrets: string[];
+}
+
+/**
+ * A platform adapter: platform I/O only, behaviour lives in the agent.
+ * Every method that talks to the platform retries transient failures (429 with
+ * retry_after, 5xx, connection errors) before throwing a ChannelError.
+ */
+export interface Channel {
+  readonly name: string;
+  readonly capabilities: ChannelCapabilities;
+  /** Connects and registers commands; resolves once events can flow. */
+  start(): Promise<void>;
+  /** Disconnects; the event stream ends. */
+  stop(): Promise<void>;
+  /** One stream of inbound events; ends when the channel stops. */
+  events(): AsyncIterable<InboundEvent>;
+  /** Sends markdown text, rendered and split for the platform. */
+  send(chat: ChatAddress, text: string, options?: { replyTo?: string }): Promise<SentMessage>;
+  /** Replaces the text of a sent message (extra parts sent or emptied as needed). */
+  edit(message: SentMessage, text: string): Promise<SentMessage>;
+  /** Shows the typing indicator once (the agent refreshes it). */
+  typing(chat: ChatAddress): Promise<void>;
+  /** Shows an approval prompt with Approve / Always allow / Deny. */
+  sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage>;
+  /** Edits a prompt to show its outcome, with the buttons removed. */
+  resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void>;
+  /** Whether the user holds an admin role in this chat's scope (Discord Manage Server, Telegram group admin, Slack admin). */
+  isAdmin?(chat: ChatInfo, userId: string): Promise<boolean>;
+}
+
+/** The thread key of a chat: `channel:chat[:sub]`. */
+export function threadKeyOf(chat: ChatAddress): string {
+  return chat.subId ? `${chat.channel}:${chat.chatId}:${chat.subId}` : `${chat.channel}:${chat.chatId}`;
+}
+
+/** The platform-qualified id of a user: `telegram:42`. */
+export function qualifiedUserId(channel: string, userId: string): string {
+  return `${channel}:${userId}`;
+}

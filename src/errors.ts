@@ -1,0 +1,65 @@
+/**
+ * The few error classes pincer throws. Each carries what its catcher needs;
+ * nothing in pincer throws a bare string.
+ */
+
+/** A configuration value is missing or wrong. Thrown at start, before anything connects. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  /**
+   * @param issues one line per problem: the key, the value found and what is expected
+   */
+  constructor(readonly issues: string[]) {
+    super(`invalid configuration:\n${issues.map((line) => `  - ${line}`).join('\n')}`);
+  }
+}
+
+/** Kinds of LLM failure the agent reacts to differently. */
+export type LlmErrorKind =
+  | 'rate_limit'
+  | 'server'
+  | 'timeout'
+  | 'connection'
+  | 'auth'
+  | 'context_length'
+  | 'bad_request'
+  | 'aborted'
+  | 'other';
+
+/** A request to the model failed; `retryable` says whether trying again may help. */
+export class LlmError extends Error {
+  override readonly name = 'LlmError';
+  constructor(
+    message: string,
+    readonly kind: LlmErrorKind,
+    readonly retryable: boolean,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * A tool could not do its job. `modelMessage` is what the model reads as the tool
+ * result; it never contains secrets or stack traces.
+ */
+export class ToolError extends Error {
+  override readonly name = 'ToolError';
+  constructor(readonly modelMessage: string, options?: { cause?: unknown }) {
+    super(modelMessage, options);
+  }
+}
+
+/** A platform call failed (after the adapter's own retries). */
+export class ChannelError extends Error {
+  override readonly name = 'ChannelError';
+  constructor(
+    readonly channel: string,
+    message: string,
+    readonly retryable = false,
+    options?: { cause?: unknown },
+  ) {
+    super(`${channel}: ${message}`, options);
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * Persistence over keyv: SQLite by default, Redis or Postgres by URL.
+ * Records are grouped in typed namespaces; each record carries a schema version
+ * and is validated when read, so a corrupt record is set aside, never a crash.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import Keyv from 'keyv';
+import type { z } from 'zod';
+import type { Logger } from '../log.js';
+import { silentLogger } from '../log.js';
+import { KeyedMutex } from './mutex.js';
+
+/** The stored envelope around every record. */
+interface Envelope {
+  v: number;
+  data: unknown;
+}
+
+/** A typed collection of records under one key prefix. */
+export interface Namespace<T> {
+  get(key: string): Promise<T | undefined>;
+  set(key: string, value: T, ttlMs?: number): Promise<void>;
+  delete(key: string): Promise<boolean>;
+  /**
+   * Reads, changes and writes one record with no other `update` of the same key
+   * in between (within this process).
+   */
+  update(key: string, change: (current: T | undefined) => T | undefined): Promise<T | undefined>;
+}
+
+/** Options for {@link openStore}. */
+export interface StoreOptions {
+  /** `sqlite://path`, `redis://...`, `postgres://...`; default SQLite in `dataDir`. */
+  url?: string;
+  dataDir?: string;
+  log?: Logger;
+}
+
+/** The process's persistent store. */
+export class Store {
+  private readonly mutex = new KeyedMutex();
+
+  private constructor(
+    private readonly keyv: Keyv,
+    readonly url: string,
+    private readonly log: Logger,
+  ) {}
+
+  /** Opens the store named by `options.url` (default: SQLite under the data dir). */
+  static async open(options: StoreOptions = {}): Promise<Store> {
+    const log = options.log ?? silentLogger;
+    const url = options.url ?? `sqlite://${join(options.dataDir ?? './data', 'pincer.sqlite')}`;
+    const keyv = new Keyv({ store: await adapterFor(url), namespace: 'pincer', useKeyPrefix: false });
+    keyv.on('error', (error: unknown) => log.error({ err: error }, 'store error'));
+    return new Store(keyv, url, log);
+  }
+
+  /** A namespace of records validated by `schema`, written with `version`. */
+  namespace<S extends z.ZodType>(name: string, schema: S, version = 1): Namespace<z.infer<S>> {
+    const keyOf = (key: string) => `${name}:${key}`;
+    const read = async (key: string): Promise<z.infer<S> | undefined> => {
+      let raw: unknown;
+      try {
+        raw = await this.keyv.get(keyOf(key));
+      } catch (error) {
+        this.log.error({ err: error, namespace: name, key }, 'store read failed');
+        throw error;
+      }
+      if (raw === undefined || raw === null) return undefined;
+      return this.decode(name, key, raw, schema, version);
+    };
+    const write = async (key: string, value: z.infer<S>, ttlMs?: number) => {
+      const envelope: Envelope = { v: version, data: value };
+      await this.keyv.set(keyOf(key), envelope, ttlMs);
+    };
+    return {
+      get: read,
+      set: write,
+      delete: (key) => this.keyv.delete(keyOf(key)),
+      update: (key, change) =>
+        this.mutex.run(keyOf(key), async () => {
+          const next = change(await read(key));
+          if (next === undefined) await this.keyv.delete(keyOf(key));
+          else await write(key, next);
+          return next;
+        }),
+    };
+  }
+
+  /** Runs `work` with no other `exclusive` call on the same key running (within this process). */
+  exclusive<T>(key: string, work: () => Promise<T>): Promise<T> {
+    return this.mutex.run(`exclusive:${key}`, work);
+  }
+
+  /** Closes the connection; pending writes complete first. */
+  async close(): Promise<void> {
+    await this.mutex.idle();
+    await this.keyv.disconnect();
+  }
+
+  private async decode<S extends z.ZodType>(
+    name: string,
+    key: string,
+    raw: unknown,
+    schema: S,
+    version: number,
+  ): Promise<z.infer<S> | undefined> {
+    const envelope = raw as Partial<Envelope>;
+    const parsed =
+      typeof envelope === 'object' && envelope.v === version ? schema.safeParse(envelope.data) : undefined;
+    if (parsed?.success) return parsed.data;
+    const reason = parsed ? parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ') : `unexpected schema version ${String(envelope?.v)}`;
+    this.log.warn({ namespace: name, key, reason }, 'corrupt record set aside');
+    try {
+      await this.keyv.set(`corrupt:${name}:${key}:${Date.now()}`, raw);
+      await this.keyv.delete(`${name}:${key}`);
+    } catch (error) {
+      this.log.error({ err: error }, 'could not set a corrupt record aside');
+    }
+    return undefined;
+  }
+}
+
+async function adapterFor(url: string) {
+  const scheme = url.slice(0, url.indexOf(':'));
+  switch (scheme) {
+    case 'sqlite': {
+      const { default: KeyvSqlite } = await import('@keyv/sqlite');
+      const path = resolve(url.replace(/^sqlite:\/\//, ''));
+      mkdirSync(dirname(path), { recursive: true });
+      return new KeyvSqlite({ uri: `sqlite://${path}`, busyTimeout: 10_000 });
+    }
+    case 'redis':
+    case 'rediss': {
+      const { default: KeyvRedis } = await import('@keyv/redis');
+      return new KeyvRedis(url);
+    }
+    case 'postgres':
+    case 'postgresql': {
+      const { default: KeyvPostgres } = await import('@keyv/postgres');
+      return new KeyvPostgres({ uri: url });
+    }
+    default:
+      throw new Error(`unsupported store URL scheme "${scheme}" (use sqlite://, redis:// or postgres://)`);
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * The tool contract and the shapes the execution pipeline exchanges with the
+ * agent. Tools never import channels; the agent never imports a tool's internals.
+ */
+import type { z } from 'zod';
+import type { ToolCall, ToolDefinition } from '../llm/types.js';
+import type { Logger } from '../log.js';
+
+/** Whether a call needs a human's approval before it runs. */
+export type ApprovalRequirement = 'never' | 'unlessAutoApproved' | 'always';
+
+/** DM: one human and the bot. Group: a guild channel, group chat or Slack channel. */
+export type ChatKind = 'dm' | 'group';
+
+/**
+ * Where a call is made from, for approvals.
+ * - chat: a person is in the conversation (DM can approve, group cannot);
+ * - autonomous: a background job; only `allowed` tools run, never the denylist.
+ */
+export type ApprovalContext =
+  | { kind: 'chat'; chatKind: ChatKind }
+  | { kind: 'autonomous'; allowed: ReadonlySet<string>; denylist?: ReadonlySet<string> };
+
+/** Who calls a tool, from where. */
+export interface ToolContext {
+  /** Platform-qualified user id, e.g. `telegram:42`. */
+  userId: string;
+  userName?: string;
+  /** Thread key `channel:chat[:sub]`. */
+  threadKey: string;
+  channel: string;
+  /** Policy scope of the chat (`global`, `discord:guild:1`, `telegram:chat:-100`, `slack:team:T1`). */
+  scope: string;
+  approval: ApprovalContext;
+  signal: AbortSignal;
+  log: Logger;
+}
+
+/** Per-user call limits of a tool. */
+export interface ToolRateLimit {
+  perMinute?: number;
+  perHour?: number;
+}
+
+/** A tool the model can call. */
+export interface Tool<P extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  parameters: P;
+  /** True when the tool only reads: seeded as alwaysAllow for every user. */
+  readOnly: boolean;
+  requiresApproval(params: z.infer<P>): ApprovalRequirement;
+  /** Runs the tool. Returns the text the model reads. Throw ToolError for a readable failure. */
+  execute(params: z.infer<P>, ctx: ToolContext): Promise<string>;
+  /** Plain words for an approval prompt: what this call will do. */
+  describe?(params: z.infer<P>): string;
+  /** Parameter names whose values are redacted in prompts, logs and audit records. */
+  sensitiveParams?: string[];
+  /** Default 60 s. */
+  timeoutMs?: number;
+  rateLimit?: ToolRateLimit;
+}
+
+/** Admin policy of a tool in one scope. `allow` follows the tool's own requirement and user permissions. */
+export type PolicyMode = 'allow' | 'ask' | 'disable';
+
+/** A user's own setting for a tool. */
+export type Permission = 'alwaysAllow' | 'askEachTime' | 'disabled';
+
+/** The approval decision for one call. */
+export type ApprovalDecision =
+  | { kind: 'run' }
+  | { kind: 'ask'; allowAlways: boolean }
+  | { kind: 'reject'; reason: string };
+
+/** How a call ended, as the agent sees it. */
+export type CallStatus = 'ok' | 'error' | 'needs_approval' | 'rejected' | 'skipped';
+
+/** The result of running one call through the pipeline. */
+export interface CallResult {
+  call: ToolCall;
+  status: CallStatus;
+  /** What the model reads as the tool result (empty for needs_approval). */
+  content: string;
+  /** Present when status is needs_approval. */
+  approval?: {
+    allowAlways: boolean;
+    /** Arguments after normalisation, redacted, for display. */
+    displayArgs: string;
+    /** Plain words: what the call will do. */
+    summary: string;
+  };
+  durationMs: number;
+}
+
+/** Options for one pipeline run. */
+export interface RunOptions {
+  /** The user approved this call: skip the approval decision. */
+  approved?: boolean;
+  /** Checked just before a call starts; returning a string skips the call with that result. */
+  beforeStart?: (call: ToolCall) => string | undefined;
+}
+
+/** The execution pipeline: the one place where tool calls run. */
+export interface ToolPipeline {
+  /** Tools this user may see in this scope (policy- or user-disabled ones removed). */
+  definitions(ctx: Pick<ToolContext, 'userId' | 'scope' | 'approval'>): Promise<ToolDefinition[]>;
+  /** Runs one call through every stage. Never throws for a tool's or the model's failure. */
+  run(call: ToolCall, ctx: ToolContext, options?: RunOptions): Promise<CallResult>;
+  /** Runs a batch: runnable calls in parallel (bounded), results in call order. */
+  runBatch(calls: ToolCall[], ctx: ToolContext, options?: RunOptions): Promise<CallResult[]>;
+}
