@@ -1,0 +1,175 @@
+/**
+ * Pending approvals: persisted before a prompt is shown, claimed exactly once
+ * when answered, and found again after a restart.
+ */
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { ApprovalAction, ApprovalPrompt, ChatInfo, SentMessage } from '../channels/types.js';
+import type { ToolCall } from '../llm/types.js';
+import type { Namespace, Store } from '../store/store.js';
+
+const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+
+/** How an approval ended. */
+export type ApprovalStatus = 'pending' | 'approved' | 'always' | 'denied' | 'expired' | 'cancelled';
+
+/** A tool call waiting for its requester's answer, with what is needed to resume the turn. */
+export const PendingApprovalSchema = z.object({
+  id: z.string(),
+  threadKey: z.string(),
+  chat: z.object({
+    channel: z.string(),
+    chatId: z.string(),
+    subId: z.string().optional(),
+    kind: z.enum(['dm', 'group']),
+    title: z.string().optional(),
+    scope: z.string(),
+  }),
+  requester: z.object({ id: z.string(), name: z.string() }),
+  /** Qualified user id (`telegram:42`). */
+  userId: z.string(),
+  call: ToolCallSchema,
+  summary: z.string(),
+  displayArgs: z.string(),
+  reason: z.string().optional(),
+  allowAlways: z.boolean(),
+  /** Later calls of the same batch that also need approval, asked one at a time. */
+  deferred: z.array(ToolCallSchema),
+  createdAt: z.number(),
+  expiresAt: z.number(),
+  status: z.enum(['pending', 'approved', 'always', 'denied', 'expired', 'cancelled']),
+  decidedBy: z.string().optional(),
+  decidedAt: z.number().optional(),
+  prompt: z
+    .object({
+      chat: z.object({ channel: z.string(), chatId: z.string(), subId: z.string().optional() }),
+      ids: z.array(z.string()),
+    })
+    .optional(),
+});
+/** A tool call waiting for its requester's answer. */
+export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
+
+/** The result of trying to answer an approval. */
+export type ClaimResult =
+  | { ok: true; approval: PendingApproval }
+  | { ok: false; reason: 'unknown' | 'not_requester' | 'already_answered' | 'expired'; approval?: PendingApproval };
+
+const ACTION_STATUS: Record<ApprovalAction, ApprovalStatus> = { approve: 'approved', always: 'always', deny: 'denied' };
+
+/** The persisted book of approvals. */
+export class ApprovalBook {
+  private readonly records: Namespace<PendingApproval>;
+  private readonly byThread: Namespace<string>;
+  private readonly open: Namespace<string[]>;
+
+  constructor(store: Store, private readonly now: () => number = Date.now) {
+    this.records = store.namespace('approval', PendingApprovalSchema, 1);
+    this.byThread = store.namespace('approval-thread', z.string(), 1);
+    this.open = store.namespace('approval-open', z.array(z.string()), 1);
+  }
+
+  /** A new opaque id: 12 url-safe characters. */
+  static newId(): string {
+    return randomBytes(9).toString('base64url');
+  }
+
+  /** Persists a new pending approval and marks it as its thread's current one. */
+  async create(approval: PendingApproval): Promise<void> {
+    await this.records.set(approval.id, approval);
+    await this.byThread.set(approval.threadKey, approval.id);
+    await this.open.update('all', (ids) => [...(ids ?? []).filter((id) => id !== approval.id), approval.id]);
+  }
+
+  /** Records where the prompt was shown. */
+  async setPrompt(id: string, prompt: SentMessage): Promise<void> {
+    await this.records.update(id, (current) => (current ? { ...current, prompt } : current));
+  }
+
+  get(id: string): Promise<PendingApproval | undefined> {
+    return this.records.get(id);
+  }
+
+  /** The thread's pending approval, if one is waiting. */
+  async pendingFor(threadKey: string): Promise<PendingApproval | undefined> {
+    const id = await this.byThread.get(threadKey);
+    if (!id) return undefined;
+    const approval = await this.records.get(id);
+    return approval?.status === 'pending' ? approval : undefined;
+  }
+
+  /** Every approval still waiting (for expiry timers after a restart). */
+  async allPending(): Promise<PendingApproval[]> {
+    const ids = (await this.open.get('all')) ?? [];
+    const found = await Promise.all(ids.map((id) => this.records.get(id)));
+    return found.filter((a): a is PendingApproval => a?.status === 'pending');
+  }
+
+  /**
+   * Answers an approval on behalf of `userId`. Exactly one answer wins, even if
+   * the same press is delivered twice; the new status is persisted before this resolves.
+   */
+  async answer(id: string, userId: string, action: ApprovalAction, byName: string): Promise<ClaimResult> {
+    let result: ClaimResult = { ok: false, reason: 'unknown' };
+    await this.records.update(id, (current) => {
+      if (!current) return current;
+      if (current.status !== 'pending') {
+        result = { ok: false, reason: current.status === 'expired' ? 'expired' : 'already_answered', approval: current };
+        return current;
+      }
+      if (current.userId !== userId) {
+        result = { ok: false, reason: 'not_requester', approval: current };
+        return current;
+      }
+      if (current.expiresAt <= this.now()) {
+        const expired = { ...current, status: 'expired' as const, decidedAt: this.now() };
+        result = { ok: false, reason: 'expired', approval: expired };
+        return expired;
+      }
+      const status = action === 'always' && !current.allowAlways ? 'approved' : ACTION_STATUS[action];
+      const decided = { ...current, status, decidedBy: byName, decidedAt: this.now() };
+      result = { ok: true, approval: decided };
+      return decided;
+    });
+    if (result.approval && result.approval.status !== 'pending') await this.close(result.approval);
+    return result;
+  }
+
+  /** Ends a pending approval without a button press (expiry, /stop, a new message). */
+  async end(id: string, status: 'expired' | 'cancelled' | 'denied', by?: string): Promise<PendingApproval | undefined> {
+    let ended: PendingApproval | undefined;
+    await this.records.update(id, (current) => {
+      if (!current || current.status !== 'pending') return current;
+      ended = { ...current, status, decidedAt: this.now(), ...(by ? { decidedBy: by } : {}) };
+      return ended;
+    });
+    if (ended) await this.close(ended);
+    return ended;
+  }
+
+  private async close(approval: PendingApproval): Promise<void> {
+    await this.open.update('all', (ids) => (ids ?? []).filter((id) => id !== approval.id));
+    const current = await this.byThread.get(approval.threadKey);
+    if (current === approval.id) await this.byThread.delete(approval.threadKey);
+  }
+}
+
+/** The channel-neutral prompt of an approval. */
+export function promptOf(approval: PendingApproval): ApprovalPrompt {
+  const prompt: ApprovalPrompt = {
+    id: approval.id,
+    tool: approval.call.name,
+    summary: approval.summary,
+    args: approval.displayArgs,
+    allowAlways: approval.allowAlways,
+    requestedBy: approval.requester,
+    expiresAt: approval.expiresAt,
+  };
+  if (approval.reason) prompt.reason = approval.reason;
+  return prompt;
+}
+
+/** The chat a pending approval lives in. */
+export function chatOf(approval: PendingApproval): ChatInfo {
+  return approval.chat;
+}

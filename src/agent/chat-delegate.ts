@@ -1,0 +1,217 @@
+/**
+ * The chat consumer of the engine (IronClaw's ChatDelegate): one person's
+ * message in one thread. It offers the tools this person may use here, streams
+ * the reply, runs tool batches through the pipeline, turns the first call that
+ * needs approval into a pending approval, and takes messages that arrive
+ * mid-turn as injected input.
+ */
+import type { ChatInfo, InboundMessage, Sender } from '../channels/types.js';
+import { LlmError } from '../errors.js';
+import type { LlmResponse, ToolCall } from '../llm/types.js';
+import type { CallResult, ToolContext } from '../tools/types.js';
+import { ApprovalBook, type PendingApproval } from './approvals.js';
+import { compactHistory, estimateTokens } from './compaction.js';
+import { LAST_TOOL_ROUND_NOTICE } from './guards/notices.js';
+import type { ThreadRecord } from './history.js';
+import { userMessagesFor } from './inbound-format.js';
+import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from './loop.js';
+import type { TurnPresenter } from './presenter.js';
+import { finalizeReply } from './reasoning.js';
+import type { AgentServices } from './services.js';
+import { buildSystemPrompt } from './system-prompt.js';
+import { addUsage } from './usage.js';
+
+/** Result text of a call that did not start because the user wrote again. */
+export const SKIPPED_FOR_NEW_MESSAGE = 'Skipped: the user sent a new message before this call started. Read it first.';
+
+/** Why a chat turn ended early without the model's answer. */
+export type ChatFailure = 'cost_limit';
+
+/** The live state of one turn, shared between the runner and the delegate. */
+export interface TurnState {
+  record: ThreadRecord;
+  chat: ChatInfo;
+  speaker: Sender;
+  /** Qualified id of the person the turn answers. */
+  userId: string;
+  abort: AbortController;
+  /** Messages that arrived during the turn, waiting to be injected. */
+  inject: InboundMessage[];
+  presenter: TurnPresenter;
+  /** The loop iteration running now (1-based), for /status. */
+  iteration: number;
+}
+
+/** The chat delegate of one turn. */
+export class ChatDelegate implements LoopDelegate<PendingApproval> {
+  private iterations = 0;
+  private warnedLastRound = false;
+  private compactedForError = false;
+
+  constructor(
+    private readonly turn: TurnState,
+    private readonly services: AgentServices,
+  ) {}
+
+  /** Iterations run so far in this turn. */
+  get iterationCount(): number {
+    return this.iterations;
+  }
+
+  /** The tool context of this turn. */
+  toolContext(): ToolContext {
+    const { chat, speaker, userId, abort } = this.turn;
+    return {
+      userId,
+      userName: speaker.name,
+      threadKey: this.turn.record.key,
+      channel: chat.channel,
+      scope: chat.scope,
+      approval: { kind: 'chat', chatKind: chat.kind },
+      signal: abort.signal,
+      log: this.services.log,
+    };
+  }
+
+  isStopped(): boolean {
+    return this.turn.abort.signal.aborted;
+  }
+
+  checkSignals(): LoopSignal {
+    if (this.isStopped()) return { type: 'stop' };
+    if (!this.turn.inject.length) return { type: 'continue' };
+    const arrived = this.turn.inject.splice(0);
+    const last = arrived[arrived.length - 1]!;
+    this.turn.speaker = last.sender;
+    return { type: 'inject', messages: userMessagesFor(arrived, this.turn.chat.kind, []) };
+  }
+
+  async beforeLlmCall(ctx: LoopContext, iteration: number): Promise<LoopOutcome<PendingApproval> | undefined> {
+    this.iterations = iteration;
+    this.turn.iteration = iteration;
+    const { config } = this.services;
+    const limit = config.agent.dailyCostLimitUsd;
+    if (limit > 0 && (await this.services.usage.userToday(this.turn.userId)).costUsd >= limit) {
+      return { type: 'failure', reason: 'cost_limit' satisfies ChatFailure };
+    }
+    const max = config.agent.maxToolIterations;
+    ctx.tools = await this.services.pipeline.definitions(this.toolContext());
+    if (iteration >= max) ctx.forceText = true;
+    else if (iteration === max - 1 && !this.warnedLastRound) {
+      this.warnedLastRound = true;
+      ctx.messages.push({ role: 'user', content: LAST_TOOL_ROUND_NOTICE });
+    }
+    ctx.messages[0] = { role: 'system', content: this.systemPrompt(ctx) };
+    if (estimateTokens(ctx.messages) > config.agent.maxContextTokens * config.agent.compactThreshold) {
+      await this.compact(ctx);
+    }
+    return undefined;
+  }
+
+  async callLlm(ctx: LoopContext): Promise<LlmResponse> {
+    const { presenter } = this.turn;
+    presenter.beginReply();
+    let raw: LlmResponse;
+    try {
+      raw = await this.request(ctx);
+    } catch (error) {
+      if (!(error instanceof LlmError) || error.kind !== 'context_length' || this.compactedForError) throw error;
+      this.compactedForError = true;
+      this.services.log.warn({ thread: this.turn.record.key }, 'context too long for the model; compacting and retrying');
+      await this.compact(ctx, true);
+      presenter.beginReply();
+      raw = await this.request(ctx);
+    }
+    await this.recordUsage(raw);
+    const known = ctx.forceText ? [] : ctx.tools.map((tool) => tool.name);
+    const { response, anomaly } = finalizeReply(raw, known);
+    if (anomaly) this.services.log.warn({ thread: this.turn.record.key, anomaly }, 'model reply replaced by a fallback');
+    if (response.toolCalls.length) await presenter.endReplyWithTools();
+    return response;
+  }
+
+  handleTextResponse(text: string): TextAction<PendingApproval> {
+    return { action: 'return', outcome: { type: 'response', text } };
+  }
+
+  async executeToolCalls(calls: ToolCall[], content: string, ctx: LoopContext): Promise<BatchOutcome<PendingApproval>> {
+    ctx.messages.push({ role: 'assistant', content: content || null, toolCalls: calls });
+    this.turn.presenter.toolsStarted(calls.map((call) => call.name));
+    const results = await this.services.pipeline.runBatch(calls, this.toolContext(), {
+      beforeStart: () => (this.turn.inject.length ? SKIPPED_FOR_NEW_MESSAGE : undefined),
+    });
+    this.turn.presenter.toolsFinished();
+    const waiting = results.filter((result) => result.status === 'needs_approval');
+    for (const result of results) {
+      if (result.status !== 'needs_approval') ctx.messages.push({ role: 'tool', toolCallId: result.call.id, content: result.content });
+    }
+    const settled = results.filter((result) => result.status !== 'needs_approval');
+    const batch = {
+      allFailed: settled.length > 0 && settled.every((r) => r.status === 'error' || r.status === 'rejected'),
+      allSucceeded: settled.length > 0 && settled.every((r) => r.status === 'ok'),
+    };
+    if (!waiting.length) return batch;
+    return { ...batch, outcome: { type: 'need_approval', pending: this.pendingFor(waiting, content) } };
+  }
+
+  private pendingFor(waiting: CallResult[], content: string): PendingApproval {
+    const first = waiting[0]!;
+    const now = Date.now();
+    const { record, speaker, userId } = this.turn;
+    const pending: PendingApproval = {
+      id: ApprovalBook.newId(),
+      threadKey: record.key,
+      chat: record.chat,
+      requester: { id: speaker.id, name: speaker.name },
+      userId,
+      call: first.call,
+      summary: first.approval?.summary ?? `Run the tool ${first.call.name}.`,
+      displayArgs: first.approval?.displayArgs ?? first.call.arguments.slice(0, 1000),
+      allowAlways: first.approval?.allowAlways ?? false,
+      deferred: waiting.slice(1).map((result) => result.call),
+      createdAt: now,
+      expiresAt: now + this.services.config.agent.approvalTimeoutMs,
+      status: 'pending',
+    };
+    const reason = content.trim();
+    if (reason) pending.reason = reason.slice(0, 300);
+    return pending;
+  }
+
+  private request(ctx: LoopContext): Promise<LlmResponse> {
+    const { presenter, abort } = this.turn;
+    return this.services.provider.complete({
+      messages: ctx.messages,
+      ...(ctx.forceText || !ctx.tools.length ? {} : { tools: ctx.tools }),
+      signal: abort.signal,
+      ...(this.services.config.llm.stream ? { onTextDelta: (delta: string) => presenter.textDelta(delta) } : {}),
+    });
+  }
+
+  private async recordUsage(response: LlmResponse): Promise<void> {
+    addUsage(this.turn.record.usage, response);
+    await this.services.usage.record(this.turn.userId, response);
+  }
+
+  private async compact(ctx: LoopContext, force = false): Promise<void> {
+    const keep = this.services.config.agent.keepRecentMessages;
+    const history = ctx.messages.slice(1);
+    const compacted = await compactHistory(history, this.services.provider, { keep: force ? Math.min(keep, 4) : keep, signal: this.turn.abort.signal });
+    if (compacted !== history) {
+      this.services.log.info({ thread: this.turn.record.key, before: history.length, after: compacted.length }, 'history compacted');
+      ctx.messages.splice(1, ctx.messages.length - 1, ...compacted);
+    }
+  }
+
+  private systemPrompt(ctx: LoopContext): string {
+    const { config } = this.services;
+    return buildSystemPrompt({
+      agentName: config.agent.name,
+      extra: config.agent.systemPrompt,
+      chat: this.turn.chat,
+      speaker: this.turn.speaker,
+      tools: ctx.forceText ? [] : ctx.tools,
+      now: new Date(),
+    });
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * Messages the engine adds to the conversation to steer the model. Our own
+ * wording; kept together so their tone stays consistent.
+ */
+
+/** After tool calls were cut off by the output limit and discarded. */
+export const TRUNCATED_CALLS_NOTICE =
+  'Your previous reply was cut off by the output length limit while you were writing tool calls, so none of them were run. ' +
+  'Do not repeat the same large call. Break the work into smaller steps, send shorter arguments, or answer in text.';
+
+/** After the same failing batch came back again. */
+export const REPEATED_FAILURE_NOTICE =
+  'You have sent the same tool calls with the same arguments again, and they failed again in the same way. ' +
+  'Repeating them will not help. Read the error, change the arguments or use a different tool, or explain the problem to the user.';
+
+/** After the same successful batch came back several times. */
+export const REPEATED_SUCCESS_NOTICE =
+  'You have made the same tool call with the same arguments several times in a row and already have its result. ' +
+  'Use the results you have: answer the user or take a different step.';
+
+/** After a reply that kept repeating the same text. */
+export const REPEATED_TEXT_NOTICE =
+  'Your previous reply started repeating the same text over and over. Write the answer again, once, without repetition.';
+
+/** One round before the chat tool-iteration cap. */
+export const LAST_TOOL_ROUND_NOTICE =
+  'You are about to reach the limit of tool calls for this message. Do not call more tools: answer the user now with what you have.';

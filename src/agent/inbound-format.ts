@@ -1,0 +1,40 @@
+/**
+ * How people's messages are written into the model's conversation: plain in a
+ * DM; in a group, each line attributed to its sender, with the recent
+ * unaddressed messages of the group in front.
+ */
+import type { ChatKind, InboundMessage } from '../channels/types.js';
+import type { ChatMessage } from '../llm/types.js';
+import type { GroupLine } from './history.js';
+
+/** A sender's display name made safe to put in brackets. */
+function nameTag(name: string): string {
+  return name.replace(/[[\]\r\n]/g, ' ').trim().slice(0, 64) || 'someone';
+}
+
+/** One group line as the model reads it. */
+export function attribute(name: string, text: string): string {
+  return `[${nameTag(name)}] ${text}`;
+}
+
+/** The user message(s) for inbound messages of one turn. */
+export function userMessagesFor(messages: readonly InboundMessage[], kind: ChatKind, context: readonly GroupLine[]): ChatMessage[] {
+  const result: ChatMessage[] = [];
+  if (kind === 'group' && context.length) {
+    const lines = context.map((line) => attribute(line.sender, line.text));
+    result.push({
+      role: 'user',
+      content: `[Recent messages in this group, not addressed to you; context only]\n${lines.join('\n')}`,
+    });
+  }
+  for (const message of messages) result.push({ role: 'user', content: contentOf(message, kind) });
+  return result;
+}
+
+function contentOf(message: InboundMessage, kind: ChatKind): string {
+  const attachments = message.attachments.length
+    ? `\n[attached: ${message.attachments.map((a) => `${a.name}${a.mimeType ? ` (${a.mimeType})` : ''}`).join(', ')}]`
+    : '';
+  const text = `${message.text}${attachments}`;
+  return kind === 'group' ? attribute(message.sender.name, text) : text;
+}

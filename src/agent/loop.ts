@@ -1,0 +1,220 @@
+/**
+ * The agentic loop: one engine for every consumer (chat turns, background jobs).
+ * The consumer-specific parts live in a {@link LoopDelegate}; the loop owns the
+ * order of steps and the guards that keep a model from looping forever.
+ */
+import type { ChatMessage, LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
+import { batchFingerprint } from './guards/fingerprint.js';
+import {
+  REPEATED_FAILURE_NOTICE,
+  REPEATED_SUCCESS_NOTICE,
+  REPEATED_TEXT_NOTICE,
+  TRUNCATED_CALLS_NOTICE,
+} from './guards/notices.js';
+import { RepeatedBatchTracker } from './guards/repeated-batches.js';
+import { cutRepetition, findRepetition } from './guards/repeated-text.js';
+import { signalsToolIntent, TOOL_INTENT_NUDGE } from './guards/tool-intent.js';
+
+/** The mutable state of one run of the loop, shared with the delegate. */
+export interface LoopContext {
+  /** The conversation sent to the model. */
+  messages: ChatMessage[];
+  /** Tools offered to the model; the delegate may refresh them before each call. */
+  tools: ToolDefinition[];
+  /** When set, no tools are offered: the model must answer in text. */
+  forceText: boolean;
+}
+
+/** What `checkSignals` reports at the start of an iteration. */
+export type LoopSignal =
+  | { type: 'continue' }
+  | { type: 'stop' }
+  | { type: 'inject'; messages: ChatMessage[] };
+
+/** How a run of the loop ended. `P` is the delegate's pending-approval record. */
+export type LoopOutcome<P = unknown> =
+  | { type: 'response'; text: string }
+  | { type: 'stopped' }
+  | { type: 'max_iterations' }
+  | { type: 'need_approval'; pending: P }
+  | { type: 'failure'; reason: string };
+
+/** What a delegate does with a text reply. */
+export type TextAction<P = unknown> = { action: 'return'; outcome: LoopOutcome<P> } | { action: 'continue' };
+
+/** The result of executing one batch of tool calls. */
+export interface BatchOutcome<P = unknown> {
+  /** Ends the loop (e.g. an approval is needed). */
+  outcome?: LoopOutcome<P>;
+  /** Every call of the batch failed. */
+  allFailed: boolean;
+  /** Every call of the batch succeeded. */
+  allSucceeded: boolean;
+}
+
+/**
+ * The consumer-specific parts of the loop (IronClaw's `LoopDelegate`).
+ * Only `callLlm`, `handleTextResponse` and `executeToolCalls` are required.
+ */
+export interface LoopDelegate<P = unknown> {
+  /** External signals: stop, or user messages to inject. */
+  checkSignals?(ctx: LoopContext): Promise<LoopSignal> | LoopSignal;
+  /** Before each model call: refresh tools, enforce a cost ceiling, add a nudge. An outcome ends the loop. */
+  beforeLlmCall?(ctx: LoopContext, iteration: number): Promise<LoopOutcome<P> | undefined> | LoopOutcome<P> | undefined;
+  /** Calls the model (cleaned reply, tool calls recovered from text). Throws LlmError on failure. */
+  callLlm(ctx: LoopContext, iteration: number): Promise<LlmResponse>;
+  /** A text reply that is not a nudged tool intent. */
+  handleTextResponse(text: string, response: LlmResponse, ctx: LoopContext): Promise<TextAction<P>> | TextAction<P>;
+  /** Runs a batch of tool calls and appends the assistant message and the results to `ctx.messages`. */
+  executeToolCalls(calls: ToolCall[], content: string, ctx: LoopContext): Promise<BatchOutcome<P>>;
+  /** Observes a tool-intent nudge. */
+  onToolIntentNudge?(text: string, ctx: LoopContext): void;
+  /** After every iteration that did not end the loop. */
+  afterIteration?(iteration: number, ctx: LoopContext): Promise<void> | void;
+  /** Whether the run was stopped; consulted when a step throws (an abort is a stop, not an error). */
+  isStopped?(): boolean;
+}
+
+/** Limits and thresholds of the loop. */
+export interface LoopConfig {
+  maxIterations: number;
+  /** Tool-intent nudges allowed in a row. */
+  maxToolIntentNudges: number;
+  /** Truncated tool-call replies (cumulative) before text is forced. */
+  truncationsBeforeForceText: number;
+  /** Identical all-failing batches in a row: warning at the first number, forced text at the second. */
+  failedRepeatWarnAt: number;
+  failedRepeatForceTextAt: number;
+  /** Identical successful batches in a row: warning, then forced text. */
+  successRepeatWarnAt: number;
+  successRepeatForceTextAt: number;
+}
+
+/** The loop's defaults (SPEC section 4). */
+export const DEFAULT_LOOP_CONFIG = {
+  maxIterations: 50,
+  maxToolIntentNudges: 2,
+  truncationsBeforeForceText: 3,
+  failedRepeatWarnAt: 2,
+  failedRepeatForceTextAt: 4,
+  successRepeatWarnAt: 5,
+  successRepeatForceTextAt: 6,
+} as const satisfies LoopConfig;
+
+/** Per-run counters of the guards. */
+class Guards {
+  nudgesInARow = 0;
+  truncations = 0;
+  repeatedTextSeen = false;
+  readonly failures = new RepeatedBatchTracker();
+  readonly successes = new RepeatedBatchTracker();
+}
+
+/**
+ * Runs the loop until the delegate returns an outcome, the model is stopped, or
+ * the iteration cap is reached. An LLM error that survived the provider's retries
+ * propagates (unless the run was stopped, which turns it into `stopped`).
+ */
+export async function runAgenticLoop<P = unknown>(
+  delegate: LoopDelegate<P>,
+  ctx: LoopContext,
+  config: Partial<LoopConfig> = {},
+): Promise<LoopOutcome<P>> {
+  const settings: LoopConfig = { ...DEFAULT_LOOP_CONFIG, ...config };
+  const guards = new Guards();
+  for (let iteration = 1; iteration <= settings.maxIterations; iteration++) {
+    try {
+      const outcome = await runIteration(delegate, ctx, settings, guards, iteration);
+      if (outcome) return outcome;
+    } catch (error) {
+      if (delegate.isStopped?.()) return { type: 'stopped' };
+      throw error;
+    }
+    await delegate.afterIteration?.(iteration, ctx);
+  }
+  return { type: 'max_iterations' };
+}
+
+async function runIteration<P>(
+  delegate: LoopDelegate<P>,
+  ctx: LoopContext,
+  settings: LoopConfig,
+  guards: Guards,
+  iteration: number,
+): Promise<LoopOutcome<P> | undefined> {
+  const signal = (await delegate.checkSignals?.(ctx)) ?? { type: 'continue' };
+  if (signal.type === 'stop') return { type: 'stopped' };
+  if (signal.type === 'inject') ctx.messages.push(...signal.messages);
+
+  const early = await delegate.beforeLlmCall?.(ctx, iteration);
+  if (early) return early;
+
+  const response = await delegate.callLlm(ctx, iteration);
+  if (delegate.isStopped?.()) return { type: 'stopped' };
+  if (response.toolCalls.length === 0) return handleText(delegate, ctx, settings, guards, response);
+  return handleToolCalls(delegate, ctx, settings, guards, response);
+}
+
+async function handleText<P>(
+  delegate: LoopDelegate<P>,
+  ctx: LoopContext,
+  settings: LoopConfig,
+  guards: Guards,
+  response: LlmResponse,
+): Promise<LoopOutcome<P> | undefined> {
+  let text = response.content;
+  const intent = signalsToolIntent(text);
+  if (intent && ctx.tools.length > 0 && !ctx.forceText && guards.nudgesInARow < settings.maxToolIntentNudges) {
+    guards.nudgesInARow += 1;
+    delegate.onToolIntentNudge?.(text, ctx);
+    ctx.messages.push({ role: 'assistant', content: text }, { role: 'user', content: TOOL_INTENT_NUDGE });
+    return undefined;
+  }
+  if (!intent) guards.nudgesInARow = 0;
+  guards.failures.reset();
+  guards.successes.reset();
+
+  const repetition = findRepetition(text);
+  if (repetition >= 0) {
+    text = cutRepetition(text, repetition);
+    if (!guards.repeatedTextSeen) {
+      guards.repeatedTextSeen = true;
+      ctx.messages.push({ role: 'assistant', content: text }, { role: 'user', content: REPEATED_TEXT_NOTICE });
+      return undefined;
+    }
+  }
+  const action = await delegate.handleTextResponse(text, { ...response, content: text }, ctx);
+  return action.action === 'return' ? action.outcome : undefined;
+}
+
+async function handleToolCalls<P>(
+  delegate: LoopDelegate<P>,
+  ctx: LoopContext,
+  settings: LoopConfig,
+  guards: Guards,
+  response: LlmResponse,
+): Promise<LoopOutcome<P> | undefined> {
+  if (response.finishReason === 'length') {
+    // Arguments cut off mid-JSON may parse into something harmful: never run them.
+    guards.truncations += 1;
+    if (response.content.trim()) ctx.messages.push({ role: 'assistant', content: response.content });
+    ctx.messages.push({ role: 'user', content: TRUNCATED_CALLS_NOTICE });
+    if (guards.truncations >= settings.truncationsBeforeForceText) ctx.forceText = true;
+    return undefined;
+  }
+  guards.nudgesInARow = 0;
+  const fingerprint = batchFingerprint(response.toolCalls);
+  const batch = await delegate.executeToolCalls(response.toolCalls, response.content, ctx);
+  if (batch.outcome) return batch.outcome;
+
+  const failedRepeats = guards.failures.record(fingerprint, batch.allFailed);
+  const successRepeats = guards.successes.record(fingerprint, batch.allSucceeded);
+  if (failedRepeats >= settings.failedRepeatWarnAt) {
+    ctx.messages.push({ role: 'user', content: REPEATED_FAILURE_NOTICE });
+    if (failedRepeats >= settings.failedRepeatForceTextAt) ctx.forceText = true;
+  } else if (successRepeats >= settings.successRepeatWarnAt) {
+    ctx.messages.push({ role: 'user', content: REPEATED_SUCCESS_NOTICE });
+    if (successRepeats >= settings.successRepeatForceTextAt) ctx.forceText = true;
+  }
+  return undefined;
+}

@@ -1,0 +1,78 @@
+/**
+ * Everything the agent sends goes through the outbox: secrets are redacted, and
+ * a failed platform call is retried before it is given up and logged, so that a
+ * transient failure never loses a reply.
+ */
+import type { ApprovalOutcome, ApprovalPrompt, Channel, ChatAddress, SentMessage } from '../channels/types.js';
+import type { Logger } from '../log.js';
+
+/** Retry schedule of outbound calls, after the adapter's own retries. */
+const RETRY_DELAYS_MS = [500, 2_000, 5_000];
+
+/** Sends through channels with redaction and retries. */
+export class Outbox {
+  constructor(
+    private readonly channels: ReadonlyMap<string, Channel>,
+    /** Removes secrets from text that leaves the process. */
+    readonly redact: (text: string) => string,
+    private readonly log: Logger,
+  ) {}
+
+  /** The channel of a chat. */
+  channelOf(chat: ChatAddress): Channel | undefined {
+    return this.channels.get(chat.channel);
+  }
+
+  /** Sends text; undefined when every attempt failed (logged). */
+  send(chat: ChatAddress, text: string): Promise<SentMessage | undefined> {
+    return this.attempt('send', chat, (channel) => channel.send(chat, this.redact(text)));
+  }
+
+  /** Edits a sent message; falls back to a new message when editing keeps failing. */
+  async edit(message: SentMessage, text: string): Promise<SentMessage | undefined> {
+    const edited = await this.attempt('edit', message.chat, (channel) => channel.edit(message, this.redact(text)));
+    return edited ?? this.send(message.chat, text);
+  }
+
+  /** Shows typing; failures are ignored (cosmetic). */
+  async typing(chat: ChatAddress): Promise<void> {
+    try {
+      await this.channelOf(chat)?.typing(chat);
+    } catch (error) {
+      this.log.debug({ err: error, channel: chat.channel }, 'typing failed');
+    }
+  }
+
+  /** Shows an approval prompt. */
+  sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage | undefined> {
+    const shown = { ...prompt, args: this.redact(prompt.args), summary: this.redact(prompt.summary) };
+    return this.attempt('approval', chat, (channel) => channel.sendApproval(chat, shown));
+  }
+
+  /** Edits an approval prompt to show its outcome. */
+  async resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
+    const shown = { ...prompt, args: this.redact(prompt.args), summary: this.redact(prompt.summary) };
+    await this.attempt('resolve approval', message.chat, (channel) => channel.resolveApproval(message, shown, outcome));
+  }
+
+  private async attempt<T>(what: string, chat: ChatAddress, call: (channel: Channel) => Promise<T>): Promise<T | undefined> {
+    const channel = this.channelOf(chat);
+    if (!channel) {
+      this.log.error({ channel: chat.channel }, `cannot ${what}: channel not running`);
+      return undefined;
+    }
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await call(channel);
+      } catch (error) {
+        const delay = RETRY_DELAYS_MS[attempt];
+        if (delay === undefined) {
+          this.log.error({ err: error, channel: chat.channel, chat: chat.chatId }, `${what} failed; giving up`);
+          return undefined;
+        }
+        this.log.warn({ err: error, channel: chat.channel, attempt: attempt + 1 }, `${what} failed; retrying`);
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+}

@@ -1,0 +1,293 @@
+/**
+ * The outer event loop: merges every channel's stream of inbound events and
+ * dispatches each to its thread's runner (messages), the approval book (button
+ * presses) or the command handler (control path, never behind a turn). It ends
+ * on shutdown or when every channel stream has ended; nothing else ends it.
+ */
+import type { Channel, InboundApprovalAnswer, InboundCommand, InboundEvent, InboundMessage } from '../channels/types.js';
+import { qualifiedUserId, threadKeyOf } from '../channels/types.js';
+import { promptOf, type PendingApproval } from './approvals.js';
+import { canonicalCommand, CommandHandler } from './commands.js';
+import { InboundLimiter } from './inbound-limits.js';
+import { FairSemaphore } from './semaphore.js';
+import type { AgentServices } from './services.js';
+import { ThreadRunner } from './thread-runner.js';
+import { outcomeOf, TurnEngine } from './turn.js';
+
+/** Texts shown to the presser of an approval button. */
+const PRESS_NOTICES = {
+  unknown: 'This approval request is no longer valid.',
+  already_answered: 'This request was already answered.',
+  expired: 'This request expired; the action was not run.',
+} as const;
+
+/** The running agent. */
+export class Runtime {
+  private readonly channels = new Map<string, Channel>();
+  private readonly runners = new Map<string, ThreadRunner>();
+  private readonly slots: FairSemaphore;
+  private readonly engine: TurnEngine;
+  private readonly commands: CommandHandler;
+  private readonly limiter: InboundLimiter;
+  private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private stopping: Promise<void> | undefined;
+  private resolveDone!: (reason: string) => void;
+  /** Resolves with the reason once the runtime has stopped. */
+  readonly done: Promise<string>;
+
+  constructor(
+    private readonly services: AgentServices,
+    channels: Channel[],
+  ) {
+    for (const channel of channels) this.channels.set(channel.name, channel);
+    const { agent } = services.config;
+    this.slots = new FairSemaphore(agent.maxConcurrentTurns);
+    this.engine = new TurnEngine(services, (approval) => this.armExpiry(approval));
+    this.limiter = new InboundLimiter(agent.userMessagesPerMinute, agent.maxInboundChars);
+    this.commands = new CommandHandler({
+      services,
+      channel: (name) => this.channels.get(name),
+      stopThread: (key, by) => this.stopThread(key, by),
+      describeThread: (key) => this.describeThread(key),
+      shutdown: (reason) => void this.shutdown(reason),
+    });
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  /**
+   * Starts every channel (one failing to start is logged, not fatal, unless all
+   * fail), re-arms the expiry of approvals pending from before a restart, and
+   * begins consuming events.
+   */
+  async start(): Promise<void> {
+    const log = this.services.log;
+    const started: Channel[] = [];
+    await Promise.all(
+      [...this.channels.values()].map(async (channel) => {
+        try {
+          await channel.start();
+          started.push(channel);
+          log.info({ channel: channel.name }, 'channel started');
+        } catch (error) {
+          log.error({ err: error, channel: channel.name }, 'channel failed to start');
+          this.channels.delete(channel.name);
+        }
+      }),
+    );
+    if (!started.length) throw new Error('no channel could be started');
+    for (const approval of await this.services.approvals.allPending()) this.armExpiry(approval);
+    void Promise.all(started.map((channel) => this.consume(channel))).then(() => this.shutdown('every channel stream ended'));
+  }
+
+  /** The thread runner for a key, if the thread has been active in this process. */
+  runner(key: string): ThreadRunner | undefined {
+    return this.runners.get(key);
+  }
+
+  /** Resolves once no turn runs or waits in any thread (for tests and shutdown). */
+  async idle(): Promise<void> {
+    while (this.inflight.size || [...this.runners.values()].some((runner) => runner.busy)) {
+      await Promise.all([...this.inflight, ...[...this.runners.values()].map((runner) => runner.idle())]);
+    }
+  }
+
+  /**
+   * Graceful shutdown: stop intake, stop running turns, wait for them within the
+   * deadline, disconnect channels, flush the store.
+   */
+  shutdown(reason: string): Promise<void> {
+    this.stopping ??= this.stopAll(reason);
+    return this.stopping;
+  }
+
+  private async stopAll(reason: string): Promise<void> {
+    const { log, config } = this.services;
+    log.info({ reason }, 'shutting down');
+    for (const timer of this.expiryTimers.values()) clearTimeout(timer);
+    for (const runner of this.runners.values()) runner.stop();
+    const deadline = new Promise((resolve) => setTimeout(resolve, config.agent.shutdownTimeoutMs).unref());
+    await Promise.race([this.idle(), deadline]);
+    await Promise.race([Promise.allSettled([...this.channels.values()].map((channel) => channel.stop())), deadline]);
+    this.resolveDone(reason);
+  }
+
+  private async consume(channel: Channel): Promise<void> {
+    try {
+      for await (const event of channel.events()) {
+        if (this.stopping) break;
+        this.dispatch(event);
+      }
+    } catch (error) {
+      this.services.log.error({ err: error, channel: channel.name }, 'channel stream failed');
+    }
+  }
+
+  /** Routes one event. Synchronous up to the runner so per-thread order is kept. */
+  private dispatch(event: InboundEvent): void {
+    switch (event.type) {
+      case 'command':
+        this.track(this.commands.handle(event));
+        return;
+      case 'approval':
+        this.track(this.answerApproval(event));
+        return;
+      case 'message':
+        this.onMessage(event);
+    }
+  }
+
+  private onMessage(event: InboundMessage): void {
+    const command = textCommand(event);
+    if (command) {
+      this.dispatch(command);
+      return;
+    }
+    const addressed = event.chat.kind === 'dm' || event.mentionsBot || event.replyToBot || this.services.config.agent.groupActivation === 'always';
+    const key = threadKeyOf(event.chat);
+    if (!addressed) {
+      this.track(this.keepAsContext(key, event));
+      return;
+    }
+    const limited = this.limiter.check(qualifiedUserId(event.chat.channel, event.sender.id), event.text);
+    if (limited) {
+      if (limited.notify) this.track(this.services.outbox.send(event.chat, limited.refusal.text));
+      return;
+    }
+    const runner = this.runnerFor(key, event);
+    if (runner.queuedMessages >= this.services.config.agent.maxQueuedPerThread) {
+      this.track(this.services.outbox.send(event.chat, `I already have ${runner.queuedMessages} messages waiting in this conversation, so this one was not taken. Please wait for my answer and send it again.`));
+      return;
+    }
+    runner.accept(event);
+  }
+
+  private runnerFor(key: string, event: InboundMessage): ThreadRunner {
+    let runner = this.runners.get(key);
+    if (!runner) {
+      runner = new ThreadRunner(key, event.chat, this.services, this.engine, this.slots);
+      this.runners.set(key, runner);
+    }
+    return runner;
+  }
+
+  private async keepAsContext(key: string, event: InboundMessage): Promise<void> {
+    const keep = this.services.config.agent.groupContextMessages;
+    if (keep === 0 || !event.text.trim()) return;
+    await this.services.history.update(key, event.chat, (record) => {
+      record.groupContext.push({ sender: event.sender.name, text: event.text.slice(0, 2000), at: event.receivedAt });
+      if (record.groupContext.length > keep) record.groupContext.splice(0, record.groupContext.length - keep);
+    });
+  }
+
+  private async answerApproval(event: InboundApprovalAnswer): Promise<void> {
+    const userId = qualifiedUserId(event.chat.channel, event.sender.id);
+    const claim = await this.services.approvals.answer(event.approvalId, userId, event.action, event.sender.name);
+    if (!claim.ok) {
+      const text = claim.reason === 'not_requester' ? `Only ${claim.approval?.requester.name ?? 'the person who asked'} can answer this.` : PRESS_NOTICES[claim.reason];
+      await event.respond({ text, private: true });
+      if (claim.reason === 'expired' && claim.approval) await this.expired(claim.approval);
+      return;
+    }
+    const approval = claim.approval;
+    this.disarmExpiry(approval.id);
+    await event.respond({ text: approval.status === 'denied' ? 'Denied.' : 'Approved.', private: true });
+    await this.showOutcome(approval);
+    const runner = this.runnerForApproval(approval);
+    runner.resume(approval, approval.status === 'denied' ? { kind: 'denied' } : { kind: 'approved', always: approval.status === 'always' });
+  }
+
+  private runnerForApproval(approval: PendingApproval): ThreadRunner {
+    let runner = this.runners.get(approval.threadKey);
+    if (!runner) {
+      runner = new ThreadRunner(approval.threadKey, approval.chat, this.services, this.engine, this.slots);
+      this.runners.set(approval.threadKey, runner);
+    }
+    return runner;
+  }
+
+  private armExpiry(approval: PendingApproval): void {
+    this.disarmExpiry(approval.id);
+    const delay = Math.max(0, approval.expiresAt - Date.now());
+    const timer = setTimeout(() => {
+      this.expiryTimers.delete(approval.id);
+      this.track(
+        this.services.approvals.end(approval.id, 'expired').then((ended) => (ended ? this.expired(ended) : undefined)),
+      );
+    }, Math.min(delay, 2 ** 31 - 1));
+    timer.unref();
+    this.expiryTimers.set(approval.id, timer);
+  }
+
+  private disarmExpiry(id: string): void {
+    clearTimeout(this.expiryTimers.get(id));
+    this.expiryTimers.delete(id);
+  }
+
+  private async expired(approval: PendingApproval): Promise<void> {
+    await this.showOutcome(approval);
+    this.runnerForApproval(approval).resume(approval, { kind: 'expired' });
+  }
+
+  private async showOutcome(approval: PendingApproval): Promise<void> {
+    if (approval.prompt) await this.services.outbox.resolveApproval(approval.prompt, promptOf(approval), outcomeOf(approval));
+  }
+
+  private async stopThread(key: string, byName: string): Promise<boolean> {
+    const runner = this.runners.get(key);
+    const wasRunning = runner?.stop() ?? false;
+    const pending = await this.services.approvals.pendingFor(key);
+    if (!pending) return wasRunning;
+    const ended = await this.services.approvals.end(pending.id, 'cancelled', byName);
+    if (!ended) return wasRunning;
+    this.disarmExpiry(ended.id);
+    await this.showOutcome(ended);
+    await this.services.history.update(key, ended.chat, (record) => TurnEngine.cancelResults(record, ended));
+    return true;
+  }
+
+  private async describeThread(key: string): Promise<string> {
+    const runner = this.runners.get(key);
+    const record = await this.services.history.get(key);
+    const pending = await this.services.approvals.pendingFor(key);
+    const state = pending
+      ? `waiting for ${pending.requester.name} to approve \`${pending.call.name}\``
+      : runner?.running
+        ? `working (step ${runner.running.iteration} of at most ${this.services.config.agent.maxToolIterations})`
+        : runner?.busy
+          ? 'waiting for a free slot'
+          : 'idle';
+    const lines = [`State: ${state}.`, `Model: ${this.services.provider.model}.`];
+    if (record) {
+      lines.push(`History: ${record.messages.length} messages over ${record.turns} turns.`);
+      const u = record.usage;
+      lines.push(`This thread: ${u.inputTokens.toLocaleString('en-US')} in / ${u.outputTokens.toLocaleString('en-US')} out tokens, $${u.costUsd.toFixed(4)}.`);
+    }
+    if (runner?.queuedMessages) lines.push(`Messages waiting: ${runner.queuedMessages}.`);
+    return lines.join('\n');
+  }
+
+  private track(promise: Promise<unknown>): void {
+    const tracked = promise.catch((error: unknown) => this.services.log.error({ err: error }, 'event handling failed'));
+    this.inflight.add(tracked);
+    void tracked.finally(() => this.inflight.delete(tracked));
+  }
+}
+
+/** A text message that is a command (`/stop`, `/policy list`), as a command event. */
+export function textCommand(event: InboundMessage): InboundCommand | undefined {
+  const match = /^\/([A-Za-z][\w-]{0,31})(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(event.text.trim());
+  if (!match) return undefined;
+  const name = match[1]!.toLowerCase();
+  const addressed = event.chat.kind === 'dm' || event.mentionsBot || event.replyToBot;
+  if (!canonicalCommand(name) && !addressed) return undefined;
+  return {
+    type: 'command',
+    chat: event.chat,
+    sender: event.sender,
+    receivedAt: event.receivedAt,
+    name,
+    args: (match[2] ?? '').trim(),
+    messageId: event.messageId,
+  };
+}

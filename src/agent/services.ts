@@ -1,0 +1,30 @@
+/**
+ * The services a running agent is made of, assembled once by the composition
+ * root and handed to the runtime, turns and commands.
+ */
+import type { Config } from '../config/schema.js';
+import type { LlmProvider } from '../llm/types.js';
+import type { Logger } from '../log.js';
+import type { PermissionStore } from '../tools/permissions.js';
+import type { PolicyStore } from '../tools/policy.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { ToolPipeline } from '../tools/types.js';
+import type { ApprovalBook } from './approvals.js';
+import type { ThreadHistory } from './history.js';
+import type { Outbox } from './outbox.js';
+import type { UsageLedger } from './usage.js';
+
+/** Everything a turn or a command needs. */
+export interface AgentServices {
+  config: Config;
+  log: Logger;
+  provider: LlmProvider;
+  pipeline: ToolPipeline;
+  registry: ToolRegistry;
+  permissions: PermissionStore;
+  policy: PolicyStore;
+  history: ThreadHistory;
+  approvals: ApprovalBook;
+  usage: UsageLedger;
+  outbox: Outbox;
+}

@@ -1,0 +1,158 @@
+/**
+ * The runner of one thread: at most one turn at a time. Messages that arrive
+ * while a turn runs are injected into it; messages that arrive while it waits
+ * for a slot join it; an answered approval resumes it. Nothing is dropped.
+ */
+import type { ChatInfo, InboundMessage, Sender } from '../channels/types.js';
+import { qualifiedUserId } from '../channels/types.js';
+import { promptOf, type PendingApproval } from './approvals.js';
+import type { TurnState } from './chat-delegate.js';
+import { TurnPresenter } from './presenter.js';
+import type { FairSemaphore } from './semaphore.js';
+import type { AgentServices } from './services.js';
+import { outcomeOf, type ApprovalResumption, type TurnEngine } from './turn.js';
+
+/** Work queued for the thread. */
+type Work = { kind: 'messages' } | { kind: 'resume'; approval: PendingApproval; how: ApprovalResumption };
+
+/** The runner of one thread. */
+export class ThreadRunner {
+  private readonly queue: InboundMessage[] = [];
+  private readonly resumes: Work[] = [];
+  private active: TurnState | undefined;
+  private scheduled = false;
+  private idleWaiters: (() => void)[] = [];
+  private chat: ChatInfo;
+
+  constructor(
+    readonly key: string,
+    chat: ChatInfo,
+    private readonly services: AgentServices,
+    private readonly engine: TurnEngine,
+    private readonly slots: FairSemaphore,
+  ) {
+    this.chat = chat;
+  }
+
+  /** Whether a turn is running or waiting for a slot. */
+  get busy(): boolean {
+    return this.scheduled;
+  }
+
+  /** The running turn's iteration, for /status. */
+  get running(): TurnState | undefined {
+    return this.active;
+  }
+
+  /** Messages waiting for the next turn. */
+  get queuedMessages(): number {
+    return this.queue.length + (this.active?.inject.length ?? 0);
+  }
+
+  /** Takes a person's message: injected into the running turn, or queued for the next. */
+  accept(message: InboundMessage): void {
+    this.chat = message.chat;
+    if (this.active && !this.active.abort.signal.aborted) {
+      this.active.inject.push(message);
+      return;
+    }
+    this.queue.push(message);
+    this.schedule();
+  }
+
+  /** Resumes the turn after its approval was answered or expired. */
+  resume(approval: PendingApproval, how: ApprovalResumption): void {
+    this.resumes.push({ kind: 'resume', approval, how });
+    this.schedule();
+  }
+
+  /**
+   * Interrupts the running turn (LLM request and tools aborted) and drops queued
+   * work. Returns whether anything was running or waiting.
+   */
+  stop(): boolean {
+    const hadWork = Boolean(this.active) || this.queue.length > 0 || this.resumes.length > 0;
+    this.queue.length = 0;
+    this.resumes.length = 0;
+    if (this.active) {
+      this.active.inject.length = 0;
+      this.active.abort.abort(new Error('stopped by the user'));
+    }
+    return hadWork;
+  }
+
+  /** Resolves once no turn runs or waits. */
+  idle(): Promise<void> {
+    if (!this.scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    void this.slots.run(() => this.runNext()).finally(() => {
+      this.scheduled = false;
+      if (this.queue.length || this.resumes.length) this.schedule();
+      else for (const resolve of this.idleWaiters.splice(0)) resolve();
+    });
+  }
+
+  /** Runs one unit of work; the slot is released between turns so other threads get their turn. */
+  private async runNext(): Promise<void> {
+    const work: Work | undefined = this.resumes.shift() ?? (this.queue.length ? { kind: 'messages' } : undefined);
+    if (!work) return;
+    try {
+      if (work.kind === 'resume') await this.runResume(work.approval, work.how);
+      else await this.runMessages();
+    } catch (error) {
+      this.services.log.error({ err: error, thread: this.key }, 'thread runner failed');
+    } finally {
+      if (this.active?.inject.length) this.queue.unshift(...this.active.inject.splice(0));
+      this.active = undefined;
+    }
+  }
+
+  private async runMessages(): Promise<void> {
+    const messages = this.queue.splice(0);
+    const last = messages[messages.length - 1]!;
+    const pending = await this.services.approvals.pendingFor(this.key);
+    if (pending) {
+      // A new message while an approval waits counts as Deny and continues the turn with it.
+      const ended = await this.services.approvals.end(pending.id, 'denied', last.sender.name);
+      if (ended) {
+        await this.showOutcome(ended);
+        await this.runResume(ended, { kind: 'superseded', messages }, last.sender);
+        return;
+      }
+    }
+    const turn = await this.newTurn(last.sender);
+    await this.engine.start(turn, messages);
+  }
+
+  private async runResume(approval: PendingApproval, how: ApprovalResumption, speaker?: Sender): Promise<void> {
+    const turn = await this.newTurn(speaker ?? approval.requester, approval.userId);
+    await this.engine.resume(turn, approval, how);
+  }
+
+  private async newTurn(speaker: Sender, userId?: string): Promise<TurnState> {
+    const record = await this.services.history.load(this.key, this.chat);
+    const channel = this.services.outbox.channelOf(this.chat);
+    const capabilities = channel?.capabilities ?? { maxMessageLength: 4000, minEditIntervalMs: 1000, typingIntervalMs: 0 };
+    const turn: TurnState = {
+      record,
+      chat: this.chat,
+      speaker,
+      userId: userId ?? qualifiedUserId(this.chat.channel, speaker.id),
+      abort: new AbortController(),
+      inject: [],
+      presenter: new TurnPresenter(this.services.outbox, this.chat, capabilities),
+      iteration: 0,
+    };
+    this.active = turn;
+    return turn;
+  }
+
+  private async showOutcome(approval: PendingApproval): Promise<void> {
+    if (approval.prompt) await this.services.outbox.resolveApproval(approval.prompt, promptOf(approval), outcomeOf(approval));
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * The composition root: builds the store, the model provider, the tools, the
+ * channels and the runtime from one validated configuration.
+ */
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ApprovalBook } from './agent/approvals.js';
+import { COMMANDS } from './agent/commands.js';
+import { ThreadHistory } from './agent/history.js';
+import { Outbox } from './agent/outbox.js';
+import { Runtime } from './agent/runtime.js';
+import type { AgentServices } from './agent/services.js';
+import { UsageLedger } from './agent/usage.js';
+import type { Channel, ChannelDeps } from './channels/types.js';
+import type { Config } from './config/schema.js';
+import { OpenAiProvider } from './llm/openai-provider.js';
+import type { LlmProvider } from './llm/types.js';
+import { silentLogger, type Logger } from './log.js';
+import { createRedactor } from './safety/secrets.js';
+import { Store } from './store/store.js';
+import { createAuditLog } from './tools/audit.js';
+import { builtinTools } from './tools/builtin/index.js';
+import { createPermissionStore } from './tools/permissions.js';
+import { createToolPipeline } from './tools/pipeline.js';
+import { createPolicyStore } from './tools/policy.js';
+import { createToolRegistry } from './tools/registry.js';
+import type { Tool } from './tools/types.js';
+
+/** Makes a channel once the shared pieces exist. */
+export interface ChannelFactory {
+  /** The channel's name (its persisted state is kept under it). */
+  name: string;
+  create(deps: ChannelDeps): Channel | Promise<Channel>;
+}
+
+/** Options for {@link createApp}; everything but `config` has a production default. */
+export interface AppOptions {
+  config: Config;
+  log?: Logger;
+  /** Channels to run; default: every channel whose token is configured. */
+  channels?: ChannelFactory[];
+  provider?: LlmProvider;
+  /** Extra tools (tests, extensions), registered after the built-in ones. */
+  tools?: Tool[];
+  store?: Store;
+}
+
+/** A built application. */
+export interface App {
+  runtime: Runtime;
+  services: AgentServices;
+  store: Store;
+  /** Starts the channels and the event loop. */
+  start(): Promise<void>;
+  /** Graceful shutdown, then the store is closed. */
+  stop(reason?: string): Promise<void>;
+}
+
+/** The configured credentials, redacted wherever text leaves the process. */
+export function configuredSecrets(config: Config): string[] {
+  return [
+    config.llm.apiKey,
+    config.telegram.token,
+    config.telegram.webhook.secretToken,
+    config.discord.token,
+    config.slack.botToken,
+    config.slack.appToken,
+    config.slack.signingSecret,
+  ].filter((secret): secret is string => Boolean(secret));
+}
+
+/** Builds the application. */
+export async function createApp(options: AppOptions): Promise<App> {
+  const { config } = options;
+  const log = options.log ?? silentLogger;
+  const store = options.store ?? (await Store.open({ url: config.storeUrl, dataDir: config.dataDir, log }));
+  const secrets = configuredSecrets(config);
+  const redactor = createRedactor(secrets);
+
+  const registry = createToolRegistry();
+  const workspaceDir = config.tools.workspaceDir ?? join(config.dataDir, 'workspace');
+  for (const tool of builtinTools(config, { store, log, workspaceDir })) registry.register(tool);
+  for (const tool of options.tools ?? []) registry.register(tool);
+  const catalog = { get: (name: string) => registry.get(name)?.tool, names: () => registry.names() };
+  const permissions = createPermissionStore(store, catalog);
+  const audit = createAuditLog(store, { log });
+  const policy = createPolicyStore({ store, catalog, audit });
+  const pipeline = createToolPipeline({
+    registry,
+    permissions,
+    policy,
+    store,
+    redactor,
+    log,
+    audit,
+    config: { toolConcurrency: config.agent.toolConcurrency, maxOutputChars: config.tools.maxOutputChars },
+  });
+  const provider = options.provider ?? new OpenAiProvider(config.llm, log);
+
+  const channelDeps = (name: string): ChannelDeps => {
+    const state = store.namespace(`channel-state:${name}`, z.unknown());
+    return {
+      log: log.child({ channel: name }),
+      commands: COMMANDS,
+      toolNames: () => registry.names(),
+      state: { get: (key) => state.get(key), set: (key, value, ttlMs) => state.set(key, value, ttlMs) },
+      secrets,
+    };
+  };
+  const factories = options.channels ?? (await configuredChannels(config));
+  const channels = await Promise.all(factories.map((factory) => factory.create(channelDeps(factory.name))));
+  const channelMap = new Map(channels.map((channel) => [channel.name, channel]));
+  const outbox = new Outbox(channelMap, (text) => redactor.redact(text), log);
+  const services: AgentServices = {
+    config,
+    log,
+    provider,
+    pipeline,
+    registry,
+    permissions,
+    policy,
+    history: new ThreadHistory(store),
+    approvals: new ApprovalBook(store),
+    usage: new UsageLedger(store),
+    outbox,
+  };
+  const runtime = new Runtime(services, channels);
+  return {
+    runtime,
+    services,
+    store,
+    start: () => runtime.start(),
+    async stop(reason = 'stopped') {
+      await runtime.shutdown(reason);
+      await store.close();
+    },
+  };
+}
+
+/** Factories for every channel whose credentials are configured. Platform libraries load only when used. */
+export async function configuredChannels(config: Config): Promise<ChannelFactory[]> {
+  const factories: ChannelFactory[] = [];
+  if (config.telegram.token) {
+    const { TelegramChannel } = await import('./channels/telegram/adapter.js');
+    factories.push({ name: 'telegram', create: (deps) => new TelegramChannel(config.telegram, deps) });
+  }
+  if (config.discord.token) {
+    const { DiscordChannel } = await import('./channels/discord/adapter.js');
+    factories.push({ name: 'discord', create: (deps) => new DiscordChannel(config.discord, deps) });
+  }
+  if (config.slack.botToken && (config.slack.appToken || config.slack.signingSecret)) {
+    const { SlackChannel } = await import('./channels/slack/adapter.js');
+    factories.push({ name: 'slack', create: (deps) => new SlackChannel(config.slack, deps) });
+  }
+  return factories;
+}

@@ -1,0 +1,91 @@
+/**
+ * Entry point: load the configuration, build the app, start it, and shut it
+ * down gracefully on SIGINT/SIGTERM, /shutdown, or when every channel ends.
+ */
+import { configuredChannels, configuredSecrets, createApp, type ChannelFactory } from './app.js';
+import { loadConfig } from './config/load.js';
+import type { Config } from './config/schema.js';
+import { ConfigError } from './errors.js';
+import { createLogger } from './log.js';
+
+/** What to set to get going, printed when nothing is configured. */
+export const SETUP_HELP = `pincer needs a language model and at least one channel.
+
+Language model (any OpenAI-compatible endpoint):
+  OPENAI_API_KEY     API key (not needed by most local servers)
+  OPENAI_BASE_URL    endpoint, e.g. http://127.0.0.1:11434/v1 for Ollama (default: OpenAI)
+  PINCER_MODEL       model name, e.g. gpt-4o-mini or llama3.1
+
+Channels (a channel starts when its token is set):
+  TELEGRAM_BOT_TOKEN, TELEGRAM_API_ROOT
+  DISCORD_BOT_TOKEN, DISCORD_API_URL
+  SLACK_BOT_TOKEN, SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP mode), SLACK_API_URL
+  Run in a terminal to chat with the bot locally without any token.
+
+Other settings:
+  PINCER_CONFIG      config file (default config/pincer.yaml when present)
+  PINCER_DATA_DIR    data folder (default ./data)
+  PINCER_STORE_URL   sqlite://path, redis://..., postgres://... (default SQLite in the data folder)
+  PINCER_OWNERS      owners, e.g. telegram:42,discord:1234,slack:U01
+  PINCER_LOG_LEVEL   log level (default info)
+`;
+
+async function main(): Promise<number> {
+  let config: Config;
+  try {
+    config = loadConfig().config;
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`pincer: ${error.message}\n`);
+      return 78;
+    }
+    throw error;
+  }
+  const log = createLogger({ level: config.logLevel, secrets: configuredSecrets(config) });
+  const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+  const channels = await configuredChannels(config);
+  const useTerminal = config.terminal.enabled === 'on' || (config.terminal.enabled === 'auto' && interactive);
+  if (useTerminal) channels.push(await terminalFactory(config));
+  if (!config.llm.apiKey && !config.llm.baseUrl) {
+    process.stderr.write(`pincer: no language model is configured: set OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for any OpenAI-compatible server), and PINCER_MODEL.\n\n${SETUP_HELP}`);
+    return 78;
+  }
+  if (!channels.length) {
+    process.stderr.write(`pincer: no channel is configured and no terminal is attached.\n\n${SETUP_HELP}`);
+    return 78;
+  }
+  const app = await createApp({ config, log, channels });
+  let signals = 0;
+  const onSignal = (signal: string) => {
+    signals += 1;
+    if (signals > 1) process.exit(130);
+    void app.stop(signal);
+  };
+  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  await app.start();
+  log.info({ model: config.llm.model, channels: channels.map((c) => c.name) }, 'pincer is running');
+  const reason = await app.runtime.done;
+  await app.stop(reason);
+  log.info({ reason }, 'stopped');
+  return 0;
+}
+
+async function terminalFactory(config: Config): Promise<ChannelFactory> {
+  const { TerminalChannel } = await import('./channels/terminal/adapter.js');
+  return {
+    name: 'terminal',
+    create: (deps) => new TerminalChannel({ input: process.stdin, output: process.stdout, userName: config.terminal.userName }, deps),
+  };
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+    setTimeout(() => process.exit(code), 2_000).unref();
+  },
+  (error: unknown) => {
+    process.stderr.write(`pincer: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,72 @@
+/**
+ * The contract a channel's test driver fulfils so that the shared scenario suite
+ * runs the same conversations on every channel: the test channel, Telegram,
+ * Discord and Slack (each through its fake server and the real platform library).
+ */
+import type { ApprovalAction, Channel, ChannelDeps } from '../../src/channels/types.js';
+
+/** A person in the scenarios. */
+export interface ScenarioUser {
+  /** Platform user id (unqualified). */
+  id: string;
+  name: string;
+}
+
+/** A conversation in the scenarios. */
+export interface ScenarioChat {
+  kind: 'dm' | 'group';
+  /** Platform chat id. */
+  id: string;
+  /** Sub-conversation (Telegram topic, Slack thread_ts) when the scenario uses one. */
+  subId?: string;
+  title?: string;
+}
+
+/** A message the bot has shown in a chat, with the latest edit applied. */
+export interface BotMessage {
+  messageId: string;
+  /** Text as a person reads it (markup removed). */
+  text: string;
+}
+
+/** An approval prompt the bot has shown. */
+export interface SeenApproval {
+  messageId: string;
+  /** Current text of the prompt (after any edit). */
+  text: string;
+  /** The buttons currently offered; empty once resolved. */
+  actions: ApprovalAction[];
+}
+
+/**
+ * Drives one channel's fake platform server. `users[0]` is an owner of the bot
+ * (listed in config owners) and an admin of the group; `users[1]` and `users[2]`
+ * are ordinary members of the group.
+ */
+export interface ScenarioDriver {
+  /** The channel's name, as in thread keys (`telegram`, `discord`, ...). */
+  readonly name: string;
+  readonly users: readonly ScenarioUser[];
+  /** Starts the fake platform. Called once before the scenarios. */
+  setup(): Promise<void>;
+  /** Stops the fake platform. */
+  teardown(): Promise<void>;
+  /** A new adapter instance pointed at the fake (called again after a simulated restart). */
+  createChannel(deps: ChannelDeps): Channel;
+  /** The DM between the bot and `user`. */
+  dm(user: ScenarioUser): ScenarioChat;
+  /** A group chat (guild channel, supergroup, Slack channel) with every user in it. A fresh one per call. */
+  group(): ScenarioChat;
+  /** A user writes in a chat; in groups `mention` addresses the bot, `replyToBot` replies to its last message. */
+  sendMessage(chat: ScenarioChat, user: ScenarioUser, text: string, options?: { mention?: boolean; replyToBot?: boolean }): Promise<void>;
+  /** A user runs a command the platform's way (text `/cmd`, slash command interaction, `/pincer cmd`). */
+  sendCommand(chat: ScenarioChat, user: ScenarioUser, name: string, args?: string): Promise<void>;
+  /** A user presses a button of an approval prompt. */
+  pressApproval(chat: ScenarioChat, user: ScenarioUser, approval: SeenApproval, action: ApprovalAction): Promise<void>;
+  /** Every message the bot has shown in the chat (not prompts, not private notices), oldest first. */
+  messages(chat: ScenarioChat): BotMessage[];
+  /** Every approval prompt shown in the chat, oldest first. */
+  approvals(chat: ScenarioChat): SeenApproval[];
+  /** Notices only `user` could see (toasts, ephemeral replies), oldest first. */
+  privateNotices(user: ScenarioUser): string[];
+}
