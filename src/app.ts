@@ -2,7 +2,6 @@
  * The composition root: builds the store, the model provider, the tools, the
  * channels and the runtime from one validated configuration.
  */
-import { join } from 'node:path';
 import { z } from 'zod';
 import { ApprovalBook } from './agent/approvals.js';
 import { COMMANDS } from './agent/commands.js';
@@ -78,13 +77,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   const redactor = createRedactor(secrets);
 
   const registry = createToolRegistry();
-  const workspaceDir = config.tools.workspaceDir ?? join(config.dataDir, 'workspace');
-  for (const tool of builtinTools(config, { store, log, workspaceDir })) registry.register(tool);
+  for (const tool of builtinTools(config, { store })) registry.register(tool);
   for (const tool of options.tools ?? []) registry.register(tool);
-  const catalog = { get: (name: string) => registry.get(name)?.tool, names: () => registry.names() };
-  const permissions = createPermissionStore(store, catalog);
+  const permissions = createPermissionStore(store, registry);
   const audit = createAuditLog(store, { log });
-  const policy = createPolicyStore({ store, catalog, audit });
+  const policy = createPolicyStore({ store, catalog: registry, audit });
   const pipeline = createToolPipeline({
     registry,
     permissions,
@@ -95,7 +92,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     audit,
     config: { toolConcurrency: config.agent.toolConcurrency, maxOutputChars: config.tools.maxOutputChars },
   });
-  const provider = options.provider ?? new OpenAiProvider(config.llm, log);
+  const provider = options.provider ?? new OpenAiProvider(config.llm, { logger: log });
 
   const channelDeps = (name: string): ChannelDeps => {
     const state = store.namespace(`channel-state:${name}`, z.unknown());

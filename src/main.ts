@@ -46,8 +46,12 @@ async function main(): Promise<number> {
   const channels = await configuredChannels(config);
   const useTerminal = config.terminal.enabled === 'on' || (config.terminal.enabled === 'auto' && interactive);
   if (useTerminal) channels.push(await terminalFactory(config));
-  if (!config.llm.apiKey && !config.llm.baseUrl) {
-    process.stderr.write(`pincer: no language model is configured: set OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for any OpenAI-compatible server), and PINCER_MODEL.\n\n${SETUP_HELP}`);
+  const missing = [
+    ...(!config.llm.apiKey && !config.llm.baseUrl ? ['OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for any OpenAI-compatible server)'] : []),
+    ...(!config.llm.model ? ['PINCER_MODEL (the model name)'] : []),
+  ];
+  if (missing.length) {
+    process.stderr.write(`pincer: no language model is configured. Set ${missing.join(' and ')}.\n\n${SETUP_HELP}`);
     return 78;
   }
   if (!channels.length) {

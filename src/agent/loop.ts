@@ -15,6 +15,9 @@ import { RepeatedBatchTracker } from './guards/repeated-batches.js';
 import { cutRepetition, findRepetition } from './guards/repeated-text.js';
 import { signalsToolIntent, TOOL_INTENT_NUDGE } from './guards/tool-intent.js';
 
+/** The answer when the model calls tools after being told to answer in text, and writes nothing else. */
+export const FORCED_TEXT_FALLBACK = 'I could not finish this with the steps I am allowed to take. Tell me how to narrow it down and I will try again.';
+
 /** The mutable state of one run of the loop, shared with the delegate. */
 export interface LoopContext {
   /** The conversation sent to the model. */
@@ -149,8 +152,12 @@ async function runIteration<P>(
   const early = await delegate.beforeLlmCall?.(ctx, iteration);
   if (early) return early;
 
-  const response = await delegate.callLlm(ctx, iteration);
+  let response = await delegate.callLlm(ctx, iteration);
   if (delegate.isStopped?.()) return { type: 'stopped' };
+  if (ctx.forceText && response.toolCalls.length) {
+    // No tools were offered; calls made anyway are not run.
+    response = { ...response, toolCalls: [], content: response.content.trim() || FORCED_TEXT_FALLBACK };
+  }
   if (response.toolCalls.length === 0) return handleText(delegate, ctx, settings, guards, response);
   return handleToolCalls(delegate, ctx, settings, guards, response);
 }

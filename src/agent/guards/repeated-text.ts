@@ -9,22 +9,20 @@ const CHUNK = 40;
 const REPEATS = 8;
 
 /**
- * Where the repetition starts, or -1 when the text does not loop. Non-overlapping
- * chunks are sampled every `CHUNK` characters, so the cost is linear.
+ * Where the repetition starts, or -1 when the text does not loop. A degenerate
+ * reply keeps repeating to its end, so the last chunk is looked for throughout
+ * the text; a runaway loop finds it many times over.
  */
 export function findRepetition(text: string): number {
   if (text.length < CHUNK * REPEATS) return -1;
-  const seen = new Map<string, { first: number; count: number }>();
-  for (let offset = 0; offset + CHUNK <= text.length; offset += CHUNK / 2) {
-    const chunk = text.slice(offset, offset + CHUNK);
-    if (!chunk.trim() || /^(.)\1*$/s.test(chunk)) continue;
-    const entry = seen.get(chunk);
-    if (entry) {
-      entry.count += 1;
-      if (entry.count >= REPEATS) return entry.first;
-    } else {
-      seen.set(chunk, { first: offset, count: 1 });
-    }
+  const tail = text.slice(-CHUNK);
+  // A line of one repeated character (a separator, a table rule) is not a loop.
+  if (!tail.trim() || /^(.)\1*$/s.test(tail)) return -1;
+  const first = text.indexOf(tail);
+  let count = 0;
+  for (let at = first; at !== -1; at = text.indexOf(tail, at + 1)) {
+    count += 1;
+    if (count >= REPEATS) return first;
   }
   return -1;
 }

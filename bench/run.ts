@@ -1,0 +1,22 @@
+/**
+ * `npm run bench`: runs every benchmark and prints its table. Each compares
+ * pincer with a baseline measured in the same run, since machines are noisy.
+ * `npm run bench -- loop` runs one by name.
+ */
+import { runLoopOverhead } from './loop-overhead.js';
+
+const only = process.argv[2];
+
+function table(rows: Record<string, unknown>[]): void {
+  console.table(rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, typeof v === 'number' ? Number(v.toFixed(4)) : v]))));
+}
+
+if (!only || only === 'loop') {
+  console.log('bench/loop-overhead: plain openai-SDK loop (a) vs runAgenticLoop (b), same fake server');
+  table(await runLoopOverhead());
+}
+if (!only || only === 'runtime') {
+  const { runRuntimeBench } = await import('./runtime.js');
+  console.log('bench/runtime: 1,000 threads x 5 iterations, fake model with 100 ms latency');
+  table(await runRuntimeBench());
+}

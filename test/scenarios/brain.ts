@@ -1,0 +1,95 @@
+/**
+ * A deterministic fake model for the scenarios. It reads the last user message
+ * (or the tool results that follow it) and answers by simple phrases:
+ *
+ * - `calc EXPR`: calls calculator; `note TEXT`: calls note_write; `danger X`: calls danger;
+ * - `slow MS`: calls slow; `hang`: never answers; `loop`: calls a tool forever;
+ * - `batch`: note_write "first", calculator 2+2, note_write "second" in one batch;
+ * - `fail N`: the first N requests for it answer 500;
+ * - anything else: `echo: <text>`; after tool results: `result: <results>`.
+ */
+import type { FakeLlmEntry, FakeLlmRequest } from '../fakes/llm/server.js';
+import { hang, serverError, textReply, toolCallReply } from '../fakes/llm/server.js';
+
+/** The fake model's memory across requests (failures served so far). */
+export class Brain {
+  private failures = new Map<string, number>();
+
+  /** Answers one request. */
+  respond = (request: FakeLlmRequest): FakeLlmEntry => {
+    const messages = request.messages;
+    const last = messages[messages.length - 1];
+    if (last?.role === 'tool') return this.afterTools(messages, Boolean(request.tools?.length));
+    const text = lastUserText(messages);
+    return this.forText(text, request);
+  };
+
+  private forText(raw: string, request: FakeLlmRequest): FakeLlmEntry {
+    const text = raw.replace(/^\[[^\]]*\]\s*/, '').trim();
+    const offered = new Set((request.tools ?? []).map((tool) => tool.function.name));
+    const command = /^(calc|note|danger|slow|hang|loop|batch|fail)\b\s*(.*)$/i.exec(text);
+    if (!command) return textReply(`echo: ${text}`);
+    const [, verb, rest] = command as unknown as [string, string, string];
+    const call = (name: string, args: Record<string, unknown>) =>
+      offered.has(name) ? toolCallReply([{ name, arguments: args }]) : textReply(`no tool ${name} offered`);
+    switch (verb.toLowerCase()) {
+      case 'calc':
+        return call('calculator', { expression: rest });
+      case 'note':
+        return call('note_write', { text: rest });
+      case 'danger':
+        return call('danger', { target: rest });
+      case 'slow':
+        return call('slow', { ms: Number(rest) || 10_000 });
+      case 'hang':
+        return hang();
+      case 'loop':
+        return call('calculator', { expression: `${Math.floor(Math.random() * 1e6)} + 1` });
+      case 'batch':
+        return toolCallReply([
+          { name: 'note_write', arguments: { text: 'first' } },
+          { name: 'calculator', arguments: { expression: '2+2' } },
+          { name: 'note_write', arguments: { text: 'second' } },
+        ]);
+      default: {
+        const served = this.failures.get(text) ?? 0;
+        const wanted = Number(rest) || 1;
+        if (served < wanted) {
+          this.failures.set(text, served + 1);
+          return serverError(500);
+        }
+        return textReply(`recovered after ${wanted} failures`);
+      }
+    }
+  }
+
+  private afterTools(messages: FakeLlmRequest['messages'], toolsOffered: boolean): FakeLlmEntry {
+    const results: string[] = [];
+    for (let i = messages.length - 1; i >= 0 && messages[i]!.role === 'tool'; i--) {
+      results.unshift(String(messages[i]!.content));
+    }
+    const lastUser = lastUserText(messages);
+    if (toolsOffered && /^(\[[^\]]*\]\s*)?loop/i.test(lastUser)) {
+      return toolCallReply([{ name: 'calculator', arguments: { expression: `${messages.length} + 1` } }]);
+    }
+    return textReply(`result: ${results.map(unwrap).join(' | ')}`);
+  }
+}
+
+/** The text of the last user message (injected notices from the engine skipped). */
+export function lastUserText(messages: FakeLlmRequest['messages']): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role === 'user' && typeof message.content === 'string' && !isEngineNotice(message.content)) return message.content;
+  }
+  return '';
+}
+
+function isEngineNotice(text: string): boolean {
+  return /^(You are about to reach|You have sent the same|You have made the same|Your previous reply)/.test(text);
+}
+
+/** Tool output arrives wrapped as untrusted data; the scenarios only need its core. */
+function unwrap(content: string): string {
+  return content.replace(/\s+/g, ' ').trim();
+}

@@ -1,0 +1,105 @@
+/**
+ * Runs the real application (runtime, tools, store, provider) against a
+ * channel driver's fake platform and the fake model, for the scenario suite.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createApp, type App } from '../../src/app.js';
+import { parseConfig } from '../../src/config/load.js';
+import type { Config, ConfigInput } from '../../src/config/schema.js';
+import { startFakeLlm, type FakeLlm } from '../fakes/llm/server.js';
+import { Brain } from './brain.js';
+import type { BotMessage, ScenarioChat, ScenarioDriver, SeenApproval } from './driver.js';
+import { scenarioTools, ToolLog } from './tools.js';
+
+/** A running app wired to a driver and the fake model. */
+export interface Harness {
+  driver: ScenarioDriver;
+  llm: FakeLlm;
+  brain: Brain;
+  tools: ToolLog;
+  app: App;
+  config: Config;
+  /** Stops the app and starts a new one on the same store and fake platform. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Waits until `probe` returns a value (not undefined/false), or fails with `what`. */
+export async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Waits for a bot message in `chat` whose text contains `text` (or matches). */
+export function waitForMessage(harness: Harness, chat: ScenarioChat, text: string | RegExp, timeoutMs = 10_000): Promise<BotMessage> {
+  const matches = (message: BotMessage) => (typeof text === 'string' ? message.text.includes(text) : text.test(message.text));
+  return waitFor(
+    () => harness.driver.messages(chat).find(matches),
+    `a message matching ${String(text)} in ${chat.id}; seen: ${JSON.stringify(harness.driver.messages(chat).map((m) => m.text))}`,
+    timeoutMs,
+  );
+}
+
+/** Waits for the `index`-th approval prompt (0-based) in `chat`. */
+export function waitForApproval(harness: Harness, chat: ScenarioChat, index = 0, timeoutMs = 10_000): Promise<SeenApproval> {
+  return waitFor(() => harness.driver.approvals(chat)[index], `approval prompt #${index + 1} in ${chat.id}`, timeoutMs);
+}
+
+/** Waits until the prompt with `messageId` has lost its buttons, and returns it. */
+export function waitForResolved(harness: Harness, chat: ScenarioChat, messageId: string, timeoutMs = 10_000): Promise<SeenApproval> {
+  return waitFor(
+    () => harness.driver.approvals(chat).find((a) => a.messageId === messageId && a.actions.length === 0),
+    `approval ${messageId} to be resolved`,
+    timeoutMs,
+  );
+}
+
+/** Starts the fake model and the app with `driver`'s channel. */
+export async function startHarness(driver: ScenarioDriver, overrides: ConfigInput = {}): Promise<Harness> {
+  const dataDir = mkdtempSync(join(tmpdir(), `pincer-scenario-${driver.name}-`));
+  const brain = new Brain();
+  const llm = await startFakeLlm({ responder: brain.respond });
+  const tools = new ToolLog();
+  const config = parseConfig({
+    ...overrides,
+    dataDir,
+    owners: [`${driver.name}:${driver.users[0]!.id}`],
+    llm: { baseUrl: llm.url, apiKey: 'sk-test-key-0000', model: 'fake-model', maxRetries: 2, retryBaseDelayMs: 20, retryMaxDelayMs: 100, timeoutMs: 20_000, ...overrides.llm },
+    agent: { maxToolIterations: 4, approvalTimeoutMs: 60_000, shutdownTimeoutMs: 3_000, ...overrides.agent },
+  });
+  const build = async () => {
+    const app = await createApp({
+      config,
+      provider: undefined,
+      tools: scenarioTools(tools),
+      channels: [{ name: driver.name, create: (deps) => driver.createChannel(deps) }],
+    });
+    await app.start();
+    return app;
+  };
+  const harness: Harness = {
+    driver,
+    llm,
+    brain,
+    tools,
+    config,
+    app: await build(),
+    async restart() {
+      await harness.app.stop('restart');
+      harness.app = await build();
+    },
+    async close() {
+      await harness.app.stop('test over');
+      await llm.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  return harness;
+}
