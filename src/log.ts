@@ -39,13 +39,15 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const base = {
     level: options.level ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-    hooks: secrets.length
+    ...(secrets.length
       ? {
-          logMethod(this: Logger, args: Parameters<Logger['info']>, method: (...a: unknown[]) => void) {
-            method.apply(this, args.map((arg) => scrub(arg, secrets)));
+          hooks: {
+            logMethod(this: Logger, args: Parameters<Logger['info']>, method: (...a: unknown[]) => void) {
+              method.apply(this, args.map((arg) => scrub(arg, secrets)));
+            },
           },
         }
-      : undefined,
+      : {}),
   };
   if (options.destination) return pino(base, options.destination as DestinationStream);
   if (pretty) {

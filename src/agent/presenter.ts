@@ -5,6 +5,7 @@
  */
 import type { ChannelCapabilities, ChatAddress, SentMessage } from '../channels/types.js';
 import type { Outbox } from './outbox.js';
+import { cleanReply } from './reasoning.js';
 
 /** Timing of what the presenter shows. */
 export interface PresenterTiming {
@@ -57,7 +58,9 @@ export class TurnPresenter {
     const spaced = now - stream.lastEditAt >= Math.max(this.capabilities.minEditIntervalMs, 1_000);
     if (!due || !spaced || stream.pending || stream.text.length > this.capabilities.maxMessageLength - 10) return;
     stream.lastEditAt = now;
-    const shown = `${stream.text} …`;
+    // The stream is raw model output: hide reasoning blocks and tool tags as the final answer does.
+    const shown = `${cleanReply(stream.text)} …`;
+    if (shown.length < 3) return;
     stream.pending = (stream.message ? this.outbox.edit(stream.message, shown) : this.outbox.send(this.chat, shown))
       .then((sent) => {
         if (sent) stream.message = sent;
@@ -73,7 +76,7 @@ export class TurnPresenter {
     this.stream = undefined;
     if (stream?.message) {
       await stream.pending;
-      await this.outbox.edit(stream.message, stream.text);
+      await this.outbox.edit(stream.message, cleanReply(stream.text) || '…');
     }
   }
 

@@ -184,12 +184,14 @@ export class Runtime {
     const userId = qualifiedUserId(event.chat.channel, event.sender.id);
     const claim = await this.services.approvals.answer(event.approvalId, userId, event.action, event.sender.name);
     if (!claim.ok) {
+      this.services.log.debug({ approval: event.approvalId, reason: claim.reason }, 'approval press refused');
       const text = claim.reason === 'not_requester' ? `Only ${claim.approval?.requester.name ?? 'the person who asked'} can answer this.` : PRESS_NOTICES[claim.reason];
       await event.respond({ text, private: true });
       if (claim.reason === 'expired' && claim.approval) await this.expired(claim.approval);
       return;
     }
     const approval = claim.approval;
+    this.services.log.info({ thread: approval.threadKey, tool: approval.call.name, decision: approval.status }, 'approval answered');
     this.disarmExpiry(approval.id);
     await event.respond({ text: approval.status === 'denied' ? 'Denied.' : 'Approved.', private: true });
     await this.showOutcome(approval);

@@ -107,6 +107,7 @@ export class TurnEngine {
 
   private async deliver(turn: TurnState, outcome: LoopOutcome<PendingApproval>): Promise<void> {
     const { record, presenter } = turn;
+    this.services.log.debug({ thread: record.key, outcome: outcome.type, iterations: record.lastIteration }, 'turn ended');
     switch (outcome.type) {
       case 'response':
         record.messages.push({ role: 'assistant', content: outcome.text });
@@ -136,6 +137,7 @@ export class TurnEngine {
 
   private async ask(turn: TurnState, approval: PendingApproval): Promise<void> {
     turn.presenter.close();
+    this.services.log.info({ thread: approval.threadKey, tool: approval.call.name, deferred: approval.deferred.length }, 'approval requested');
     await this.services.approvals.create(approval);
     const shown = await this.services.outbox.sendApproval(approval.chat, promptOf(approval));
     if (shown) await this.services.approvals.setPrompt(approval.id, shown);

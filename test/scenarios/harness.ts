@@ -6,11 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type App } from '../../src/app.js';
+import { createLogger } from '../../src/log.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config, ConfigInput } from '../../src/config/schema.js';
 import { startFakeLlm, type FakeLlm } from '../fakes/llm/server.js';
 import { Brain } from './brain.js';
-import type { BotMessage, ScenarioChat, ScenarioDriver, SeenApproval } from './driver.js';
+import type { BotMessage, ScenarioChat, ScenarioDriver, ScenarioUser, SeenApproval } from './driver.js';
 import { scenarioTools, ToolLog } from './tools.js';
 
 /** A running app wired to a driver and the fake model. */
@@ -27,12 +28,12 @@ export interface Harness {
 }
 
 /** Waits until `probe` returns a value (not undefined/false), or fails with `what`. */
-export async function waitFor<T>(probe: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
+export async function waitFor<T>(probe: () => T | undefined | false, what: string | (() => string), timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
@@ -42,7 +43,7 @@ export function waitForMessage(harness: Harness, chat: ScenarioChat, text: strin
   const matches = (message: BotMessage) => (typeof text === 'string' ? message.text.includes(text) : text.test(message.text));
   return waitFor(
     () => harness.driver.messages(chat).find(matches),
-    `a message matching ${String(text)} in ${chat.id}; seen: ${JSON.stringify(harness.driver.messages(chat).map((m) => m.text))}`,
+    () => `a message matching ${String(text)} in ${chat.id}; seen: ${JSON.stringify(harness.driver.messages(chat).map((m) => m.text))}`,
     timeoutMs,
   );
 }
@@ -61,8 +62,31 @@ export function waitForResolved(harness: Harness, chat: ScenarioChat, messageId:
   );
 }
 
+/**
+ * A view of a driver that hides what earlier scenarios left on the shared fake
+ * platform: the users' DMs keep their ids across scenarios.
+ */
+function scopedDriver(driver: ScenarioDriver): ScenarioDriver {
+  const seenMessages = new Set<string>();
+  const seenApprovals = new Set<string>();
+  const noticeBase = new Map<string, number>();
+  for (const user of driver.users) {
+    const dm = driver.dm(user);
+    for (const message of driver.messages(dm)) seenMessages.add(`${dm.id}/${message.messageId}`);
+    for (const approval of driver.approvals(dm)) seenApprovals.add(`${dm.id}/${approval.messageId}`);
+    noticeBase.set(user.id, driver.privateNotices(user).length);
+  }
+  const view = Object.create(driver) as ScenarioDriver;
+  return Object.assign(view, {
+    messages: (chat: ScenarioChat) => driver.messages(chat).filter((m) => !seenMessages.has(`${chat.id}/${m.messageId}`)),
+    approvals: (chat: ScenarioChat) => driver.approvals(chat).filter((a) => !seenApprovals.has(`${chat.id}/${a.messageId}`)),
+    privateNotices: (user: ScenarioUser) => driver.privateNotices(user).slice(noticeBase.get(user.id) ?? 0),
+  });
+}
+
 /** Starts the fake model and the app with `driver`'s channel. */
-export async function startHarness(driver: ScenarioDriver, overrides: ConfigInput = {}): Promise<Harness> {
+export async function startHarness(platform: ScenarioDriver, overrides: ConfigInput = {}): Promise<Harness> {
+  const driver = scopedDriver(platform);
   const dataDir = mkdtempSync(join(tmpdir(), `pincer-scenario-${driver.name}-`));
   const brain = new Brain();
   const llm = await startFakeLlm({ responder: brain.respond });
@@ -77,9 +101,10 @@ export async function startHarness(driver: ScenarioDriver, overrides: ConfigInpu
   const build = async () => {
     const app = await createApp({
       config,
+      ...(process.env.PINCER_TEST_LOG ? { log: createLogger({ level: process.env.PINCER_TEST_LOG, pretty: false }) } : {}),
       provider: undefined,
       tools: scenarioTools(tools),
-      channels: [{ name: driver.name, create: (deps) => driver.createChannel(deps) }],
+      channels: [{ name: platform.name, create: (deps) => platform.createChannel(deps) }],
     });
     await app.start();
     return app;

@@ -27,20 +27,20 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
   describe(`scenarios on ${driver.name}: conversations`, () => {
     it('answers a DM using a tool', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'calc 6*7');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'calc 6*7');
       await waitForMessage(h, dm, '42');
       expect(h.llm.requests[0]!.tools?.map((t) => t.function.name)).toContain('calculator');
     });
 
     it('runs two threads at once: a slow tool in one does not delay the other', async () => {
       await start();
-      const a = driver.dm(alice);
-      const b = driver.dm(bob);
-      await driver.sendMessage(a, alice, 'slow 5000');
+      const a = h.driver.dm(alice);
+      const b = h.driver.dm(bob);
+      await h.driver.sendMessage(a, alice, 'slow 5000');
       await waitFor(() => h.tools.slowStarted === 1, 'the slow tool to start');
       const sent = Date.now();
-      await driver.sendMessage(b, bob, 'hello from bob');
+      await h.driver.sendMessage(b, bob, 'hello from bob');
       await waitForMessage(h, b, 'echo: hello from bob');
       expect(Date.now() - sent).toBeLessThan(3_000);
       expect(h.tools.slowFinished).toBe(0);
@@ -49,53 +49,53 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
 
     it('injects a message sent during a turn and answers once', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'slow 1500');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'slow 1500');
       await waitFor(() => h.tools.slowStarted === 1, 'the slow tool to start');
-      await driver.sendMessage(dm, alice, 'and one more thing');
+      await h.driver.sendMessage(dm, alice, 'and one more thing');
       await waitForMessage(h, dm, 'echo: and one more thing', 15_000);
       const userTexts = h.llm.requests.at(-1)!.messages.filter((m) => m.role === 'user').map((m) => String(m.content));
       expect(userTexts.filter((t) => t.includes('and one more thing'))).toHaveLength(1);
-      expect(driver.messages(dm).filter((m) => m.text.includes('echo: and one more thing'))).toHaveLength(1);
+      expect(h.driver.messages(dm).filter((m) => m.text.includes('echo: and one more thing'))).toHaveLength(1);
     });
 
     it('/stop during a slow tool stops the turn and aborts the tool', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'slow 20000');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'slow 20000');
       await waitFor(() => h.tools.slowStarted === 1, 'the slow tool to start');
-      await driver.sendCommand(dm, alice, 'stop');
+      await h.driver.sendCommand(dm, alice, 'stop');
       await waitFor(() => h.tools.slowAborted === 1, 'the tool to be aborted', 5_000);
       await waitFor(
-        () => driver.messages(dm).some((m) => /stopped/i.test(m.text)) || driver.privateNotices(alice).some((t) => /stopped/i.test(t)),
+        () => h.driver.messages(dm).some((m) => /stopped/i.test(m.text)) || h.driver.privateNotices(alice).some((t) => /stopped/i.test(t)),
         'a stopped confirmation',
       );
-      await driver.sendMessage(dm, alice, 'are you there');
+      await h.driver.sendMessage(dm, alice, 'are you there');
       await waitForMessage(h, dm, 'echo: are you there');
     });
 
     it('/stop during a model call ends the turn', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'hang');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'hang');
       await waitFor(() => h.llm.served >= 1, 'the model call');
-      await driver.sendCommand(dm, alice, 'stop');
+      await h.driver.sendCommand(dm, alice, 'stop');
       await waitFor(
-        () => driver.messages(dm).some((m) => /stopped/i.test(m.text)) || driver.privateNotices(alice).some((t) => /stopped/i.test(t)),
+        () => h.driver.messages(dm).some((m) => /stopped/i.test(m.text)) || h.driver.privateNotices(alice).some((t) => /stopped/i.test(t)),
         'a stopped confirmation',
       );
-      await driver.sendMessage(dm, alice, 'still there');
+      await h.driver.sendMessage(dm, alice, 'still there');
       await waitForMessage(h, dm, 'echo: still there');
     });
 
     it('keeps unaddressed group messages as context and uses them when addressed', async () => {
       await start();
-      const group = driver.group();
-      await driver.sendMessage(group, alice, 'the secret word is pineapple');
+      const group = h.driver.group();
+      await h.driver.sendMessage(group, alice, 'the secret word is pineapple');
       await new Promise((resolve) => setTimeout(resolve, 500));
       expect(h.llm.requests).toHaveLength(0);
-      expect(driver.messages(group)).toHaveLength(0);
-      await driver.sendMessage(group, bob, 'what was said?', { mention: true });
+      expect(h.driver.messages(group)).toHaveLength(0);
+      await h.driver.sendMessage(group, bob, 'what was said?', { mention: true });
       await waitForMessage(h, group, 'echo: what was said?');
       const sent = h.llm.requests[0]!.messages.map((m) => String(m.content)).join('\n');
       expect(sent).toContain('the secret word is pineapple');
@@ -105,8 +105,8 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
 
     it('ends a runaway tool loop with an honest message', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'loop');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'loop');
       await waitForMessage(h, dm, /result:|rounds of tool use/, 15_000);
       const last = h.llm.requests.at(-1)!;
       expect(last.tools ?? []).toHaveLength(0);
@@ -114,22 +114,22 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
 
     it('recovers from model failures', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'fail 1');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'fail 1');
       await waitForMessage(h, dm, 'recovered after 1 failures');
-      await driver.sendMessage(dm, alice, 'fail 9');
+      await h.driver.sendMessage(dm, alice, 'fail 9');
       await waitForMessage(h, dm, /not answering right now|error/i, 15_000);
-      await driver.sendMessage(dm, alice, 'back again');
+      await h.driver.sendMessage(dm, alice, 'back again');
       await waitForMessage(h, dm, 'echo: back again');
     });
 
     it('restores history after a restart', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'remember the number 31337');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'remember the number 31337');
       await waitForMessage(h, dm, 'echo: remember the number 31337');
       await h.restart();
-      await driver.sendMessage(dm, alice, 'what number?');
+      await h.driver.sendMessage(dm, alice, 'what number?');
       await waitForMessage(h, dm, 'echo: what number?');
       const sent = h.llm.requests.at(-1)!.messages.map((m) => String(m.content)).join('\n');
       expect(sent).toContain('31337');
@@ -139,13 +139,13 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
   describe(`scenarios on ${driver.name}: approvals and policy`, () => {
     it('approve runs the tool once and resumes the turn', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'note buy milk');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note buy milk');
       const prompt = await waitForApproval(h, dm);
       expect(prompt.text).toContain('note_write');
       expect(prompt.actions).toEqual(expect.arrayContaining(['approve', 'always', 'deny']));
       expect(h.tools.notes).toHaveLength(0);
-      await driver.pressApproval(dm, alice, prompt, 'approve');
+      await h.driver.pressApproval(dm, alice, prompt, 'approve');
       await waitForMessage(h, dm, 'saved note "buy milk"');
       const resolved = await waitForResolved(h, dm, prompt.messageId);
       expect(resolved.text).toMatch(/approved/i);
@@ -154,24 +154,24 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
 
     it('always allow stores the choice: the same tool then runs without a prompt, after a restart too', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'note one');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note one');
       const prompt = await waitForApproval(h, dm);
-      await driver.pressApproval(dm, alice, prompt, 'always');
+      await h.driver.pressApproval(dm, alice, prompt, 'always');
       await waitForMessage(h, dm, 'saved note "one"');
       await h.restart();
-      await driver.sendMessage(dm, alice, 'note two');
+      await h.driver.sendMessage(dm, alice, 'note two');
       await waitForMessage(h, dm, 'saved note "two"');
-      expect(driver.approvals(dm)).toHaveLength(1);
+      expect(h.driver.approvals(dm)).toHaveLength(1);
       expect(h.tools.notes).toEqual(['one', 'two']);
     });
 
     it('deny gives the model a denial and runs nothing', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'note secret');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note secret');
       const prompt = await waitForApproval(h, dm);
-      await driver.pressApproval(dm, alice, prompt, 'deny');
+      await h.driver.pressApproval(dm, alice, prompt, 'deny');
       await waitForMessage(h, dm, /result: Denied by the user/);
       expect(h.tools.notes).toHaveLength(0);
       expect((await waitForResolved(h, dm, prompt.messageId)).text).toMatch(/denied/i);
@@ -179,48 +179,48 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
 
     it('an unanswered approval expires as a denial', async () => {
       await start({ agent: { approvalTimeoutMs: 1_000 } });
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'note later');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note later');
       const prompt = await waitForApproval(h, dm);
       await waitForMessage(h, dm, /result: The approval request expired/, 10_000);
       expect((await waitForResolved(h, dm, prompt.messageId)).text).toMatch(/expired/i);
-      await driver.pressApproval(dm, alice, prompt, 'approve').catch(() => undefined);
+      await h.driver.pressApproval(dm, alice, prompt, 'approve').catch(() => undefined);
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(h.tools.notes).toHaveLength(0);
     });
 
     it('a press by another user changes nothing', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'note mine');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note mine');
       const prompt = await waitForApproval(h, dm);
-      await driver.pressApproval(dm, bob, prompt, 'approve');
-      await waitFor(() => driver.privateNotices(bob).some((t) => t.includes(`Only ${alice.name}`)), 'a not-yours notice to bob');
+      await h.driver.pressApproval(dm, bob, prompt, 'approve');
+      await waitFor(() => h.driver.privateNotices(bob).some((t) => t.includes(`Only ${alice.name}`)), 'a not-yours notice to bob');
       expect(h.tools.notes).toHaveLength(0);
-      expect(driver.approvals(dm)[0]!.actions.length).toBeGreaterThan(0);
-      await driver.pressApproval(dm, alice, prompt, 'approve');
+      expect(h.driver.approvals(dm)[0]!.actions.length).toBeGreaterThan(0);
+      await h.driver.pressApproval(dm, alice, prompt, 'approve');
       await waitForMessage(h, dm, 'saved note "mine"');
     });
 
     it('a second press is told the request was already answered; the tool runs once', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'note twice');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note twice');
       const prompt = await waitForApproval(h, dm);
-      await Promise.all([driver.pressApproval(dm, alice, prompt, 'approve'), driver.pressApproval(dm, alice, prompt, 'approve')]);
+      await Promise.all([h.driver.pressApproval(dm, alice, prompt, 'approve'), h.driver.pressApproval(dm, alice, prompt, 'approve')]);
       await waitForMessage(h, dm, 'saved note "twice"');
-      await waitFor(() => driver.privateNotices(alice).some((t) => /already answered/i.test(t)), 'an already-answered notice');
+      await waitFor(() => h.driver.privateNotices(alice).some((t) => /already answered/i.test(t)), 'an already-answered notice');
       expect(h.tools.notes).toEqual(['twice']);
     });
 
     it('a press after a restart resumes the turn and runs the tool once', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'note survive');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note survive');
       const prompt = await waitForApproval(h, dm);
       await h.restart();
-      await driver.pressApproval(dm, alice, prompt, 'approve');
-      await driver.pressApproval(dm, alice, prompt, 'approve');
+      await h.driver.pressApproval(dm, alice, prompt, 'approve');
+      await h.driver.pressApproval(dm, alice, prompt, 'approve');
       await waitForMessage(h, dm, 'saved note "survive"');
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(h.tools.notes).toEqual(['survive']);
@@ -228,10 +228,10 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
 
     it('a new message while an approval is pending counts as a denial and continues with the message', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'note pending');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note pending');
       const prompt = await waitForApproval(h, dm);
-      await driver.sendMessage(dm, alice, 'never mind');
+      await h.driver.sendMessage(dm, alice, 'never mind');
       await waitForMessage(h, dm, 'echo: never mind');
       expect(h.tools.notes).toHaveLength(0);
       await waitForResolved(h, dm, prompt.messageId);
@@ -241,46 +241,48 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
 
     it('/stop while an approval is pending cancels it', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'note cancel-me');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note cancel-me');
       const prompt = await waitForApproval(h, dm);
-      await driver.sendCommand(dm, alice, 'stop');
+      await h.driver.sendCommand(dm, alice, 'stop');
       expect((await waitForResolved(h, dm, prompt.messageId)).text).toMatch(/cancelled/i);
-      await driver.pressApproval(dm, alice, prompt, 'approve');
-      await waitFor(() => driver.privateNotices(alice).some((t) => /already answered|no longer valid/i.test(t)), 'a stale-press notice');
+      await h.driver.pressApproval(dm, alice, prompt, 'approve');
+      await waitFor(() => h.driver.privateNotices(alice).some((t) => /already answered|no longer valid/i.test(t)), 'a stale-press notice');
       expect(h.tools.notes).toHaveLength(0);
     });
 
     it('a batch with two approval calls and one free call asks one at a time', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'batch');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'batch');
       const first = await waitForApproval(h, dm, 0);
       expect(first.text).toContain('first');
-      await driver.pressApproval(dm, alice, first, 'approve');
+      await h.driver.pressApproval(dm, alice, first, 'approve');
       const second = await waitForApproval(h, dm, 1);
       expect(second.text).toContain('second');
       expect(h.tools.notes).toEqual(['first']);
-      await driver.pressApproval(dm, alice, second, 'approve');
-      await waitForMessage(h, dm, /result: .*saved note "first".*4.*saved note "second"/);
+      await h.driver.pressApproval(dm, alice, second, 'approve');
+      const answer = await waitForMessage(h, dm, /result: .*saved note "second"/);
+      expect(answer.text).toContain('saved note "first"');
+      expect(answer.text).toContain('2+2 = 4');
       expect(h.tools.notes).toEqual(['first', 'second']);
     });
 
     it('in a group, a call that needs approval is refused with the reason and no prompt is posted', async () => {
       await start();
-      const group = driver.group();
-      await driver.sendMessage(group, alice, 'note in-group', { mention: true });
+      const group = h.driver.group();
+      await h.driver.sendMessage(group, alice, 'note in-group', { mention: true });
       await waitForMessage(h, group, /result: .*direct message/);
-      expect(driver.approvals(group)).toHaveLength(0);
+      expect(h.driver.approvals(group)).toHaveLength(0);
       expect(h.tools.notes).toHaveLength(0);
     });
 
     it('an admin disabling a tool mid-turn removes it from the next model request, persistently', async () => {
       await start();
-      const dm = driver.dm(owner);
-      await driver.sendMessage(dm, owner, 'slow 1500');
+      const dm = h.driver.dm(owner);
+      await h.driver.sendMessage(dm, owner, 'slow 1500');
       await waitFor(() => h.tools.slowStarted === 1, 'the slow tool to start');
-      await driver.sendCommand(dm, owner, 'policy', 'disable calculator global');
+      await h.driver.sendCommand(dm, owner, 'policy', 'disable calculator global');
       await waitFor(
         () => [...driver.messages(dm).map((m) => m.text), ...driver.privateNotices(owner)].some((t) => /calculator.*disable/i.test(t)),
         'the policy confirmation',
@@ -289,33 +291,33 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       const names = h.llm.requests.at(-1)!.tools?.map((t) => t.function.name) ?? [];
       expect(names).not.toContain('calculator');
       await h.restart();
-      await driver.sendMessage(dm, owner, 'calc 1+1');
+      await h.driver.sendMessage(dm, owner, 'calc 1+1');
       await waitForMessage(h, dm, 'no tool calculator offered');
     });
 
     it('/policy from a non-admin is refused and changes nothing', async () => {
       await start();
-      const group = driver.group();
-      await driver.sendCommand(group, bob, 'policy', 'disable calculator');
+      const group = h.driver.group();
+      await h.driver.sendCommand(group, bob, 'policy', 'disable calculator');
       await waitFor(
         () => [...driver.privateNotices(bob), ...driver.messages(group).map((m) => m.text)].some((t) => /only an admin/i.test(t)),
         'a refusal',
       );
-      await driver.sendMessage(group, bob, 'calc 2+3', { mention: true });
+      await h.driver.sendMessage(group, bob, 'calc 2+3', { mention: true });
       await waitForMessage(h, group, 'result: ');
       expect(h.llm.requests.at(-1)!.messages.map((m) => String(m.content)).join('\n')).toContain('5');
     });
 
     it('a tool that always needs approval offers no "always allow"', async () => {
       await start();
-      const dm = driver.dm(alice);
-      await driver.sendMessage(dm, alice, 'danger reactor');
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'danger reactor');
       const prompt = await waitForApproval(h, dm);
       expect(prompt.actions).toEqual(expect.arrayContaining(['approve', 'deny']));
       expect(prompt.actions).not.toContain('always');
-      await driver.pressApproval(dm, alice, prompt, 'approve');
+      await h.driver.pressApproval(dm, alice, prompt, 'approve');
       await waitForMessage(h, dm, 'danger done on reactor');
-      await driver.sendMessage(dm, alice, 'danger again');
+      await h.driver.sendMessage(dm, alice, 'danger again');
       await waitForApproval(h, dm, 1);
     });
   });

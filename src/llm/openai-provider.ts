@@ -1,0 +1,162 @@
+/**
+ * The model provider for any OpenAI-compatible Chat Completions endpoint
+ * (OpenAI, OpenRouter, vLLM, llama.cpp server, Ollama) through the openai SDK.
+ * Retries are ours, not the SDK's, so that they honour pincer's config, log
+ * through pino and stop the moment a turn is stopped.
+ */
+import OpenAI from 'openai';
+import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
+import type { Config } from '../config/schema.js';
+import { ConfigError } from '../errors.js';
+import { silentLogger, type Logger } from '../log.js';
+import { startDeadline } from './deadline.js';
+import { toLlmError } from './errors.js';
+import { PriceTable } from './pricing.js';
+import { withRetries, type RetryNotice } from './retry.js';
+import { StreamAssembler } from './stream.js';
+import type { LlmProvider, LlmRequest, LlmResponse } from './types.js';
+import { parseCompletion, toWireMessage, toWireTool, type ParsedCompletion } from './wire.js';
+
+/** The `llm` section of the config, with defaults filled in. */
+export type LlmSettings = Config['llm'];
+
+/** Collaborators of {@link OpenAiProvider}, all optional. */
+export interface OpenAiProviderOptions {
+  logger?: Logger;
+  /** Source of backoff jitter in [0, 1); tests pin it. */
+  random?: () => number;
+}
+
+/**
+ * Local servers accept any key but the SDK insists on one; this stands in
+ * when none is configured.
+ */
+export const PLACEHOLDER_API_KEY = 'not-needed';
+
+/** Model families that reject `max_tokens` and want `max_completion_tokens`. */
+const COMPLETION_TOKENS_MODELS = /^(o\d|gpt-5)/;
+
+/**
+ * Answers chat-completion requests from the configured endpoint.
+ *
+ * @example
+ * const llm = new OpenAiProvider(config.llm, { logger });
+ * const reply = await llm.complete({ messages: [{ role: 'user', content: 'hi' }], signal });
+ */
+export class OpenAiProvider implements LlmProvider {
+  readonly model: string;
+  private readonly client: OpenAI;
+  private readonly prices: PriceTable;
+  private readonly log: Logger;
+
+  /** @throws ConfigError when no model is configured */
+  constructor(
+    private readonly settings: LlmSettings,
+    private readonly options: OpenAiProviderOptions = {},
+  ) {
+    if (!settings.model) throw new ConfigError(['llm.model: not set; set PINCER_MODEL or llm.model to the model name']);
+    this.model = settings.model;
+    this.log = options.logger ?? silentLogger;
+    this.prices = new PriceTable(settings.prices);
+    this.client = new OpenAI({
+      baseURL: settings.baseUrl,
+      apiKey: settings.apiKey || PLACEHOLDER_API_KEY,
+      maxRetries: 0,
+      timeout: settings.timeoutMs,
+    });
+  }
+
+  /**
+   * Sends one request, retrying transient failures. Streams when the request has
+   * `onTextDelta` and `llm.stream` is on; without streaming the listener gets the
+   * whole text once.
+   *
+   * @throws LlmError with `kind` saying what went wrong
+   */
+  async complete(request: LlmRequest): Promise<LlmResponse> {
+    const streaming = Boolean(request.onTextDelta) && this.settings.stream;
+    let forwarded = false;
+    const parsed = await withRetries(
+      () => (streaming ? this.streamOnce(request, () => (forwarded = true)) : this.completeOnce(request)),
+      {
+        maxRetries: this.settings.maxRetries,
+        baseDelayMs: this.settings.retryBaseDelayMs,
+        maxDelayMs: this.settings.retryMaxDelayMs,
+        signal: request.signal,
+        random: this.options.random,
+        // Text already shown to the user would be shown twice by a retry.
+        canRetry: () => !forwarded,
+        onRetry: (notice) => this.logRetry(notice),
+      },
+    );
+    if (!streaming && parsed.content) request.onTextDelta?.(parsed.content);
+    return this.toResponse(parsed);
+  }
+
+  private async completeOnce(request: LlmRequest): Promise<ParsedCompletion> {
+    return this.attempt(request, async (signal) => {
+      const completion = await this.client.chat.completions.create({ ...this.body(request), stream: false }, { signal });
+      return parseCompletion(completion);
+    });
+  }
+
+  private async streamOnce(request: LlmRequest, onForward: () => void): Promise<ParsedCompletion> {
+    return this.attempt(request, async (signal) => {
+      const assembler = new StreamAssembler((delta) => {
+        onForward();
+        request.onTextDelta?.(delta);
+      });
+      const body = { ...this.body(request), stream: true as const, stream_options: { include_usage: true } };
+      const stream = await this.client.chat.completions.create(body, { signal });
+      for await (const chunk of stream) assembler.add(chunk);
+      // The SDK ends an aborted stream quietly; without this an interrupted
+      // answer would pass for a complete one.
+      if (signal.aborted) throw new Error('stream interrupted');
+      return assembler.result();
+    });
+  }
+
+  /** Runs one attempt under its own deadline and types whatever it throws. */
+  private async attempt<T>(request: LlmRequest, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const deadline = startDeadline(this.settings.timeoutMs, request.signal);
+    try {
+      return await run(deadline.signal);
+    } catch (error) {
+      throw toLlmError(error, { aborted: deadline.aborted, timedOut: deadline.timedOut, timeoutMs: this.settings.timeoutMs });
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  private body(request: LlmRequest): ChatCompletionCreateParamsBase {
+    const maxTokens = request.maxTokens ?? this.settings.maxTokens;
+    const temperature = request.temperature ?? this.settings.temperature;
+    const bareModel = this.model.slice(this.model.lastIndexOf('/') + 1);
+    return {
+      model: this.model,
+      messages: request.messages.map(toWireMessage),
+      ...(request.tools?.length ? { tools: request.tools.map(toWireTool) } : {}),
+      ...(COMPLETION_TOKENS_MODELS.test(bareModel) ? { max_completion_tokens: maxTokens } : { max_tokens: maxTokens }),
+      ...(temperature === undefined ? {} : { temperature }),
+    };
+  }
+
+  private toResponse(parsed: ParsedCompletion): LlmResponse {
+    const model = parsed.model ?? this.model;
+    return {
+      content: parsed.content,
+      toolCalls: parsed.toolCalls,
+      finishReason: parsed.finishReason,
+      usage: parsed.usage,
+      costUsd: this.prices.costOf([this.model, model], parsed.usage),
+      model,
+    };
+  }
+
+  private logRetry({ retry, maxRetries, delayMs, error }: RetryNotice): void {
+    this.log.warn(
+      { model: this.model, retry, maxRetries, delayMs, kind: error.kind, status: error.status },
+      `LLM call failed, retrying: ${error.message}`,
+    );
+  }
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { PriceTable, costFromPrice } from '../../src/llm/pricing.js';
+
+describe('PriceTable', () => {
+  const table = new PriceTable({ 'gpt-4o': { input: 1, output: 1 }, 'qwen3:8b': { input: 0.1, output: 0.2 } });
+
+  it('matches exact names, router prefixes and dated snapshots', () => {
+    expect(table.priceOf('qwen3:8b')).toEqual({ input: 0.1, output: 0.2 });
+    expect(table.priceOf('openai/gpt-4o-mini')?.input).toBe(0.15);
+    expect(table.priceOf('gpt-4o-mini-2024-07-18')?.input).toBe(0.15);
+    expect(table.priceOf('gpt-4.1-2025-04-14')?.input).toBe(2);
+  });
+
+  it('lets config prices override the built-in ones', () => {
+    expect(table.priceOf('gpt-4o')).toEqual({ input: 1, output: 1 });
+  });
+
+  it('prices unknown models at 0', () => {
+    expect(table.priceOf('llama3')).toBeUndefined();
+    expect(table.costOf(['llama3'], { inputTokens: 1e6, outputTokens: 1e6, cachedTokens: 0 })).toBe(0);
+  });
+
+  it('uses the first model that has a price', () => {
+    expect(table.costOf(['llama3', 'qwen3:8b'], { inputTokens: 1e6, outputTokens: 0, cachedTokens: 0 })).toBeCloseTo(0.1);
+  });
+});
+
+describe('costFromPrice', () => {
+  it('bills cached prompt tokens at the cached rate, or the input rate without one', () => {
+    const usage = { inputTokens: 1_000_000, outputTokens: 500_000, cachedTokens: 400_000 };
+    expect(costFromPrice({ input: 2, output: 8, cachedInput: 0.5 }, usage)).toBeCloseTo(1.2 + 0.2 + 4);
+    expect(costFromPrice({ input: 2, output: 8 }, usage)).toBeCloseTo(2 + 4);
+  });
+});
