@@ -85,9 +85,21 @@ export class Runtime {
     return this.runners.get(key);
   }
 
-  /** Resolves once no turn runs or waits in any thread (for tests and shutdown). */
+  /**
+   * Resolves once no event is being handled and no turn runs or waits, twice in
+   * a row a few milliseconds apart (events still in a channel's stream are read
+   * in between). For tests, benchmarks and shutdown.
+   */
   async idle(): Promise<void> {
-    while (this.inflight.size || [...this.runners.values()].some((runner) => runner.busy)) {
+    let quiet = 0;
+    while (quiet < 2) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const busy = this.inflight.size > 0 || [...this.runners.values()].some((runner) => runner.busy);
+      if (!busy) {
+        quiet += 1;
+        continue;
+      }
+      quiet = 0;
       await Promise.all([...this.inflight, ...[...this.runners.values()].map((runner) => runner.idle())]);
     }
   }

@@ -20,6 +20,8 @@ export class ThreadRunner {
   private readonly queue: InboundMessage[] = [];
   private readonly resumes: Work[] = [];
   private active: TurnState | undefined;
+  /** The unit of work in progress, from its first moment (before the turn state is loaded). */
+  private current: { abort: AbortController; inject: InboundMessage[] } | undefined;
   private scheduled = false;
   private idleWaiters: (() => void)[] = [];
   private chat: ChatInfo;
@@ -46,14 +48,14 @@ export class ThreadRunner {
 
   /** Messages waiting for the next turn. */
   get queuedMessages(): number {
-    return this.queue.length + (this.active?.inject.length ?? 0);
+    return this.queue.length + (this.current?.inject.length ?? 0);
   }
 
   /** Takes a person's message: injected into the running turn, or queued for the next. */
   accept(message: InboundMessage): void {
     this.chat = message.chat;
-    if (this.active && !this.active.abort.signal.aborted) {
-      this.active.inject.push(message);
+    if (this.current && !this.current.abort.signal.aborted) {
+      this.current.inject.push(message);
       return;
     }
     this.queue.push(message);
@@ -71,12 +73,12 @@ export class ThreadRunner {
    * work. Returns whether anything was running or waiting.
    */
   stop(): boolean {
-    const hadWork = Boolean(this.active) || this.queue.length > 0 || this.resumes.length > 0;
+    const hadWork = Boolean(this.current) || this.queue.length > 0 || this.resumes.length > 0;
     this.queue.length = 0;
     this.resumes.length = 0;
-    if (this.active) {
-      this.active.inject.length = 0;
-      this.active.abort.abort(new Error('stopped by the user'));
+    if (this.current) {
+      this.current.inject.length = 0;
+      this.current.abort.abort(new Error('stopped by the user'));
     }
     return hadWork;
   }
@@ -101,14 +103,17 @@ export class ThreadRunner {
   private async runNext(): Promise<void> {
     const work: Work | undefined = this.resumes.shift() ?? (this.queue.length ? { kind: 'messages' } : undefined);
     if (!work) return;
+    // From here on, new messages join this work instead of waiting for the next turn.
+    this.current = { abort: new AbortController(), inject: [] };
     try {
       if (work.kind === 'resume') await this.runResume(work.approval, work.how);
       else await this.runMessages();
     } catch (error) {
       this.services.log.error({ err: error, thread: this.key }, 'thread runner failed');
     } finally {
-      if (this.active?.inject.length) this.queue.unshift(...this.active.inject.splice(0));
+      if (this.current.inject.length && !this.current.abort.signal.aborted) this.queue.unshift(...this.current.inject.splice(0));
       this.active = undefined;
+      this.current = undefined;
     }
   }
 
@@ -135,6 +140,7 @@ export class ThreadRunner {
   }
 
   private async newTurn(speaker: Sender, userId?: string): Promise<TurnState> {
+    const current = this.current!;
     const record = await this.services.history.load(this.key, this.chat);
     const channel = this.services.outbox.channelOf(this.chat);
     const capabilities = channel?.capabilities ?? { maxMessageLength: 4000, minEditIntervalMs: 1000, typingIntervalMs: 0 };
@@ -143,8 +149,8 @@ export class ThreadRunner {
       chat: this.chat,
       speaker,
       userId: userId ?? qualifiedUserId(this.chat.channel, speaker.id),
-      abort: new AbortController(),
-      inject: [],
+      abort: current.abort,
+      inject: current.inject,
       presenter: new TurnPresenter(this.services.outbox, this.chat, capabilities),
       iteration: 0,
     };

@@ -1,0 +1,33 @@
+/**
+ * Whether someone holds an admin role in a guild: Administrator or Manage
+ * Server. Fails closed: anything that cannot be checked counts as not admin.
+ */
+import { PermissionFlagsBits, type Client } from 'discord.js';
+import type { Logger } from '../../log.js';
+import type { ChatInfo } from '../types.js';
+import { guildIdOfScope } from './chat.js';
+import { apiCodeOf } from './failure.js';
+
+/** Discord's code for a user who is not a member of the guild. */
+const UNKNOWN_MEMBER = 10007;
+
+/** True when `userId` may manage the guild of `chat`; always false in DMs. */
+export async function isGuildAdmin(client: Client, chat: ChatInfo, userId: string, log: Logger): Promise<boolean> {
+  if (chat.kind === 'dm') return false;
+  try {
+    const guildId = guildIdOfScope(chat.scope) ?? (await guildIdOfChannel(client, chat.chatId));
+    if (!guildId) return false;
+    const guild = client.guilds.cache.get(guildId) ?? (await client.guilds.fetch(guildId));
+    // Served from the cache when the member is known, else `GET /guilds/:id/members/:id`.
+    const member = await guild.members.fetch(userId);
+    return member.permissions.any([PermissionFlagsBits.Administrator, PermissionFlagsBits.ManageGuild]);
+  } catch (error) {
+    if (apiCodeOf(error) !== UNKNOWN_MEMBER) log.warn({ err: error, userId }, 'could not check guild permissions');
+    return false;
+  }
+}
+
+async function guildIdOfChannel(client: Client, channelId: string): Promise<string | undefined> {
+  const channel = await client.channels.fetch(channelId);
+  return channel && 'guildId' in channel ? (channel.guildId ?? undefined) : undefined;
+}

@@ -1,0 +1,109 @@
+/**
+ * Turns interactions into inbound events: a slash command becomes an
+ * InboundCommand, an approval button an InboundApprovalAnswer, each answered
+ * through an InteractionResponder; autocomplete is answered here and never
+ * reaches the agent.
+ */
+import {
+  MessageFlags,
+  type APIApplicationCommandOption,
+  type ButtonInteraction,
+  type ChatInputCommandInteraction,
+  type Interaction,
+  type RepliableInteraction,
+} from 'discord.js';
+import type { Logger } from '../../log.js';
+import { decodeApprovalPayload } from '../approval-payload.js';
+import type { ChatInfo, InboundEvent, Sender } from '../types.js';
+import { isAllowed } from './allowlist.js';
+import { chatInfoOf } from './chat.js';
+import type { DiscordConfig } from './client.js';
+import { answerAutocomplete, commandArgs } from './commands.js';
+import type { InteractionResponder } from './responder.js';
+
+/** What the router needs from the adapter. */
+export interface InteractionContext {
+  config: DiscordConfig;
+  /** Options of each registered command, by name, to order arguments. */
+  commandOptions: ReadonlyMap<string, readonly APIApplicationCommandOption[]>;
+  toolNames(): string[];
+  /** Creates (and tracks) the responder of one interaction. */
+  responderFor(interaction: RepliableInteraction): InteractionResponder;
+  emit(event: InboundEvent): void;
+  log: Logger;
+}
+
+/** Shown for buttons of old or foreign messages. */
+export const INVALID_BUTTON_TEXT = 'This button is no longer valid.';
+/** Shown to users outside the allowlists. */
+export const NOT_ALLOWED_TEXT = 'This bot is not available to you here.';
+
+/** Handles one interaction of any kind. */
+export async function routeInteraction(interaction: Interaction, context: InteractionContext): Promise<void> {
+  if (!isAllowed(context.config, originOf(interaction))) return refuse(interaction);
+  if (interaction.isAutocomplete()) return answerAutocomplete(interaction, context.toolNames());
+  if (interaction.isChatInputCommand()) return emitCommand(interaction, context);
+  if (interaction.isButton()) return emitApprovalAnswer(interaction, context);
+}
+
+function emitCommand(interaction: ChatInputCommandInteraction, context: InteractionContext): void {
+  const responder = context.responderFor(interaction);
+  context.emit({
+    type: 'command',
+    chat: chatOf(interaction),
+    sender: senderOf(interaction),
+    receivedAt: Date.now(),
+    name: interaction.commandName.toLowerCase(),
+    args: commandArgs(interaction.options.data, context.commandOptions.get(interaction.commandName)),
+    respond: (reply) => responder.respond(reply),
+  });
+}
+
+async function emitApprovalAnswer(interaction: ButtonInteraction, context: InteractionContext): Promise<void> {
+  const payload = decodeApprovalPayload(interaction.customId);
+  if (!payload) {
+    await interaction.reply({ content: INVALID_BUTTON_TEXT, flags: MessageFlags.Ephemeral });
+    return;
+  }
+  const responder = context.responderFor(interaction);
+  context.emit({
+    type: 'approval',
+    chat: chatOf(interaction),
+    sender: senderOf(interaction),
+    receivedAt: Date.now(),
+    approvalId: payload.approvalId,
+    action: payload.action,
+    respond: (reply) => responder.respond(reply),
+  });
+}
+
+async function refuse(interaction: Interaction): Promise<void> {
+  if (interaction.isAutocomplete()) await interaction.respond([]);
+  else if (interaction.isRepliable()) await interaction.reply({ content: NOT_ALLOWED_TEXT, flags: MessageFlags.Ephemeral });
+}
+
+function chatOf(interaction: Interaction): ChatInfo {
+  const channel = interaction.channel;
+  return chatInfoOf({
+    channelId: interaction.channelId ?? '',
+    guildId: interaction.guildId,
+    channelName: channel && 'name' in channel ? channel.name : undefined,
+    guildName: interaction.guild?.name,
+  });
+}
+
+function senderOf(interaction: Interaction): Sender {
+  const member = interaction.member;
+  const name = member && 'displayName' in member ? member.displayName : interaction.user.displayName;
+  return { id: interaction.user.id, name, isBot: interaction.user.bot };
+}
+
+function originOf(interaction: Interaction) {
+  const channel = interaction.channel;
+  return {
+    userId: interaction.user.id,
+    guildId: interaction.guildId,
+    channelId: interaction.channelId ?? '',
+    parentId: channel?.isThread() ? channel.parentId : null,
+  };
+}

@@ -1,0 +1,187 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp, type App } from '../../src/app.js';
+import { parseConfig } from '../../src/config/load.js';
+import type { ConfigInput } from '../../src/config/schema.js';
+import { startFakeLlm, textReply, type FakeLlm, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { TestPlatform, testDm, testGroup } from '../support/test-channel.js';
+
+interface Rig {
+  app: App;
+  llm: FakeLlm;
+  platform: TestPlatform;
+  dir: string;
+}
+
+let rig: Rig | undefined;
+afterEach(async () => {
+  if (!rig) return;
+  await rig.app.stop('test over');
+  await rig.llm.close();
+  rmSync(rig.dir, { recursive: true, force: true });
+  rig = undefined;
+});
+
+/** Echoes every user message since the model's last answer, in order. */
+function echoAll(request: FakeLlmRequest) {
+  const texts: string[] = [];
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const message = request.messages[i]!;
+    if (message.role === 'assistant') break;
+    if (message.role === 'user') texts.unshift(String(message.content));
+  }
+  return textReply(`echo: ${texts.join(' + ')}`, { latencyMs: 20 });
+}
+
+async function start(overrides: ConfigInput = {}, responder = echoAll): Promise<Rig> {
+  const dir = mkdtempSync(join(tmpdir(), 'pincer-runtime-'));
+  const llm = await startFakeLlm({ responder, record: true });
+  const platform = new TestPlatform();
+  const config = parseConfig({
+    ...overrides,
+    dataDir: dir,
+    owners: ['test:owner'],
+    llm: { baseUrl: llm.url, model: 'fake-model', maxRetries: 0, stream: false },
+    agent: { maxConcurrentTurns: 16, ...overrides.agent },
+  });
+  const app = await createApp({ config, channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
+  await app.start();
+  rig = { app, llm, platform, dir };
+  return rig;
+}
+
+const person = (id: string) => ({ id, name: `Person ${id}` });
+
+describe('runtime', () => {
+  it('loses no message in a burst of 1,000 over 100 threads, and keeps per-thread order', async () => {
+    const { app, platform } = await start({ agent: { maxConcurrentTurns: 8, userMessagesPerMinute: 100 } });
+    const sent = new Map<string, string[]>();
+    for (let round = 0; round < 10; round++) {
+      for (let thread = 0; thread < 100; thread++) {
+        const user = person(`u${thread}`);
+        const text = `t${thread}-m${round}`;
+        platform.channel.userMessage({ chat: testDm(user.id), sender: user, text });
+        sent.set(user.id, [...(sent.get(user.id) ?? []), text]);
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await app.runtime.idle();
+    for (const [userId, texts] of sent) {
+      const record = await app.services.history.get(`test:dm-${userId}`);
+      const userTexts = record!.messages.filter((m) => m.role === 'user').map((m) => m.content);
+      expect(userTexts).toEqual(texts);
+      expect(record!.messages.at(-1)!.role).toBe('assistant');
+      const replies = platform.messagesIn(testDm(userId)).map((m) => m.text);
+      const echoed = replies.flatMap((reply) => reply.replace(/^echo: /, '').split(' + '));
+      expect(echoed).toEqual(texts);
+    }
+  }, 60_000);
+
+  it('refuses an oversized message with a notice, and keeps working', async () => {
+    const { app, platform } = await start({ agent: { maxInboundChars: 100 } });
+    const user = person('big');
+    platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: 'x'.repeat(500) });
+    platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: 'small one' });
+    await app.runtime.idle();
+    const texts = platform.messagesIn(testDm(user.id)).map((m) => m.text);
+    expect(texts[0]).toMatch(/500 characters long; the limit is 100/);
+    expect(texts).toContain('echo: small one');
+  });
+
+  it('tells a flooding user to slow down, once, without starving another thread', async () => {
+    const { app, platform, llm } = await start({ agent: { userMessagesPerMinute: 3 } });
+    const flood = person('flood');
+    for (let i = 0; i < 10; i++) platform.channel.userMessage({ chat: testDm(flood.id), sender: flood, text: `f${i}` });
+    const calm = person('calm');
+    platform.channel.userMessage({ chat: testDm(calm.id), sender: calm, text: 'hello' });
+    await app.runtime.idle();
+    const texts = platform.messagesIn(testDm(flood.id)).map((m) => m.text);
+    expect(texts.filter((t) => /faster than 3 a minute/.test(t))).toHaveLength(1);
+    expect(platform.messagesIn(testDm(calm.id)).map((m) => m.text)).toEqual(['echo: hello']);
+    const floodTexts = llm.requests.flatMap((r) => r.messages.filter((m) => m.role === 'user').map((m) => String(m.content)));
+    expect(floodTexts).not.toContain('f5');
+  });
+
+  it('answers an unknown command with help, and /help lists the commands', async () => {
+    const { app, platform } = await start();
+    const user = person('cmd');
+    platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: '/frobnicate now' });
+    platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: '/help' });
+    await app.runtime.idle();
+    const texts = platform.messagesIn(testDm(user.id)).map((m) => m.text);
+    expect(texts[0]).toMatch(/Unknown command \/frobnicate/);
+    for (const name of ['/stop', '/new', '/status', '/tools', '/usage', '/policy']) expect(texts[1]).toContain(name);
+  });
+
+  it('/new forgets the conversation; /status and /usage report the thread', async () => {
+    const { app, platform, llm } = await start();
+    const user = person('st');
+    const chat = testDm(user.id);
+    platform.channel.userMessage({ chat, sender: user, text: 'first message' });
+    await app.runtime.idle();
+    platform.channel.command({ chat, sender: user, name: 'status' });
+    platform.channel.command({ chat, sender: user, name: 'usage' });
+    await app.runtime.idle();
+    const texts = platform.messagesIn(chat).map((m) => m.text);
+    const status = texts.find((t) => t.startsWith('State:'))!;
+    expect(status).toMatch(/State: idle/);
+    expect(status).toMatch(/History: 2 messages/);
+    expect(texts.find((t) => t.startsWith('Your usage'))).toMatch(/Your usage today: .* over 1 model call/);
+    platform.channel.command({ chat, sender: user, name: 'new' });
+    await app.runtime.idle();
+    platform.channel.userMessage({ chat, sender: user, text: 'second message' });
+    await app.runtime.idle();
+    const last = llm.requests.at(-1)!.messages.map((m) => String(m.content)).join('\n');
+    expect(last).not.toContain('first message');
+  });
+
+  it('refuses /shutdown from a non-owner and /new in a group from a non-admin', async () => {
+    const { app, platform } = await start();
+    const user = person('nobody');
+    platform.channel.command({ chat: testDm(user.id), sender: user, name: 'shutdown', interaction: true });
+    const group = testGroup('g1');
+    platform.channel.command({ chat: group, sender: user, name: 'new', interaction: true });
+    await app.runtime.idle();
+    const notices = platform.noticesFor(user.id).map((n) => n.text);
+    expect(notices).toEqual(expect.arrayContaining([expect.stringMatching(/Only an owner/), expect.stringMatching(/Only an admin/)]));
+  });
+
+  it('shuts down on /shutdown from an owner', async () => {
+    const { app, platform } = await start();
+    platform.channel.command({ chat: testDm('owner'), sender: person('owner'), name: 'shutdown' });
+    await expect(app.runtime.done).resolves.toMatch(/shutdown/);
+  });
+
+  it('retries a reply whose send fails transiently', async () => {
+    const { app, platform } = await start();
+    platform.failNext('send', 1);
+    const user = person('retry');
+    platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: 'arrive please' });
+    await app.runtime.idle();
+    expect(platform.messagesIn(testDm(user.id)).map((m) => m.text)).toEqual(['echo: arrive please']);
+  });
+
+  it('does not answer group messages that are not addressed to it', async () => {
+    const { app, platform, llm } = await start();
+    const group = testGroup('quiet');
+    platform.channel.userMessage({ chat: group, sender: person('a'), text: 'just chatting' });
+    platform.channel.userMessage({ chat: group, sender: person('b'), text: '/somethingelse' });
+    await app.runtime.idle();
+    expect(llm.served).toBe(0);
+    expect(platform.messagesIn(group)).toHaveLength(0);
+  });
+
+  it('keeps going after a turn fails: an LLM error is reported and the process stays up', async () => {
+    const { app, platform } = await start({}, () => ({ type: 'error', status: 401 }));
+    const user = person('err');
+    platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: 'hi' });
+    await app.runtime.idle();
+    expect(platform.messagesIn(testDm(user.id))[0]!.text).toMatch(/rejected my credentials/);
+    let settled = false;
+    void app.runtime.done.then(() => (settled = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(settled).toBe(false);
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * The fake gateway (API v10, JSON, uncompressed): HELLO, IDENTIFY -> READY +
+ * GUILD_CREATE, heartbeats, RESUME -> replay + RESUMED, and dispatches. A
+ * login outlives its socket (unless the client closed it with 1000/1001), so
+ * events sent while disconnected are replayed on resume, as Discord does.
+ */
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { guildCreateJson, userJson } from './payloads.js';
+import type { World } from './world.js';
+
+interface Frame {
+  op: 0;
+  t: string;
+  s: number;
+  d: unknown;
+}
+
+/** One IDENTIFY and the dispatches since, resumable with its id and a sequence number. */
+interface Login {
+  id: string;
+  seq: number;
+  frames: Frame[];
+  socket?: WebSocket;
+  ended: boolean;
+}
+
+/** What an IDENTIFY carried (token omitted). */
+export interface IdentifyRecord {
+  intents: number;
+  at: number;
+}
+
+const HEARTBEAT_INTERVAL_MS = 41_250;
+
+/** The WebSocket side of the fake Discord. */
+export class FakeGateway {
+  readonly identifies: IdentifyRecord[] = [];
+  resumes = 0;
+  heartbeats = 0;
+  /** Intent bits not enabled for the application: an IDENTIFY asking for one is closed with 4014. */
+  disallowedIntents = 0;
+  private readonly logins: Login[] = [];
+  private readonly serverClosed = new WeakSet<WebSocket>();
+  private readonly wss = new WebSocketServer({ noServer: true });
+
+  /**
+   * @param url the gateway's own URL, also sent as `resume_gateway_url` (else resumes go to the real Discord)
+   * @param membersAtStart user ids listed in GUILD_CREATE
+   */
+  constructor(
+    private readonly world: World,
+    private readonly url: () => string,
+    private readonly membersAtStart: () => string[],
+  ) {}
+
+  /** Takes over an HTTP upgrade request. */
+  upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.wss.handleUpgrade(request, socket, head, (ws) => this.accept(ws));
+  }
+
+  /** Whether a login currently has an open socket. */
+  get connected(): boolean {
+    return this.logins.some((login) => !login.ended && login.socket?.readyState === 1);
+  }
+
+  /** Sends a dispatch to every live login (buffered for replay when its socket is down). */
+  dispatch(t: string, d: unknown): void {
+    for (const login of this.logins) if (!login.ended) this.send(login, t, d);
+  }
+
+  /** Closes every open socket from the server side; the logins stay resumable. */
+  drop(code = 4000): void {
+    for (const login of this.logins) {
+      if (!login.socket) continue;
+      this.serverClosed.add(login.socket);
+      login.socket.close(code, 'fake gateway closed the connection');
+    }
+  }
+
+  /** Terminates every client and stops accepting new ones. */
+  async close(): Promise<void> {
+    for (const client of this.wss.clients) client.terminate();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+
+  private accept(ws: WebSocket): void {
+    ws.send(JSON.stringify({ op: 10, d: { heartbeat_interval: HEARTBEAT_INTERVAL_MS }, s: null, t: null }));
+    ws.on('message', (data) => this.onMessage(ws, data));
+    ws.on('close', (code) => this.onClose(ws, code));
+  }
+
+  private onMessage(ws: WebSocket, data: RawData): void {
+    const payload = JSON.parse(data.toString()) as { op: number; d: Record<string, unknown> | null };
+    if (payload.op === 1) {
+      this.heartbeats += 1;
+      ws.send(JSON.stringify({ op: 11 }));
+    } else if (payload.op === 2) {
+      this.identify(ws, payload.d ?? {});
+    } else if (payload.op === 6) {
+      this.resume(ws, payload.d ?? {});
+    }
+  }
+
+  private identify(ws: WebSocket, d: Record<string, unknown>): void {
+    if (d.token !== this.world.token) {
+      ws.close(4004, 'Authentication failed.');
+      return;
+    }
+    this.identifies.push({ intents: Number(d.intents), at: Date.now() });
+    if (Number(d.intents) & this.disallowedIntents) {
+      ws.close(4014, 'Disallowed intent(s).');
+      return;
+    }
+    const login: Login = { id: `resumable-${this.world.nextId()}`, seq: 0, frames: [], socket: ws, ended: false };
+    this.logins.push(login);
+    this.send(login, 'READY', this.readyPayload(login));
+    this.send(login, 'GUILD_CREATE', guildCreateJson(this.world, [this.world.bot.id, ...this.membersAtStart()]));
+  }
+
+  private resume(ws: WebSocket, d: Record<string, unknown>): void {
+    const login = this.logins.find((candidate) => candidate.id === d.session_id && !candidate.ended);
+    if (!login || d.token !== this.world.token) {
+      ws.send(JSON.stringify({ op: 9, d: false, s: null, t: null }));
+      return;
+    }
+    this.resumes += 1;
+    login.socket = ws;
+    const after = Number(d.seq ?? 0);
+    for (const frame of login.frames) if (frame.s > after) ws.send(JSON.stringify(frame));
+    this.send(login, 'RESUMED', {});
+  }
+
+  private onClose(ws: WebSocket, code: number): void {
+    for (const login of this.logins) {
+      if (login.socket !== ws) continue;
+      login.socket = undefined;
+      // A client closing with 1000/1001 ends its login (no resume), as on Discord.
+      if (!this.serverClosed.has(ws) && (code === 1000 || code === 1001)) login.ended = true;
+    }
+  }
+
+  private send(login: Login, t: string, d: unknown): void {
+    login.seq += 1;
+    const frame: Frame = { op: 0, t, s: login.seq, d };
+    login.frames.push(frame);
+    if (login.socket?.readyState === 1) login.socket.send(JSON.stringify(frame));
+  }
+
+  private readyPayload(login: Login): Record<string, unknown> {
+    return {
+      v: 10,
+      user: { ...userJson(this.world.bot), verified: true, mfa_enabled: false, flags: 0 },
+      guilds: [{ id: this.world.guild.id, unavailable: true }],
+      session_id: login.id,
+      session_type: 'normal',
+      resume_gateway_url: this.url(),
+      shard: [0, 1],
+      application: { id: this.world.applicationId, flags: 0 },
+      private_channels: [],
+      relationships: [],
+      presences: [],
+      guild_join_requests: [],
+      geo_ordered_rtc_regions: [],
+      user_settings: {},
+      auth: {},
+    };
+  }
+}

@@ -1,0 +1,4 @@
+import { defineScenarioSuite } from './suite.js';
+import { createDiscordDriver } from './drivers/discord.js';
+
+defineScenarioSuite(createDiscordDriver);
