@@ -129,6 +129,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     start: () => runtime.start(),
     async stop(reason = 'stopped') {
       await runtime.shutdown(reason);
+      await services.usage.flush();
       await store.close();
     },
   };

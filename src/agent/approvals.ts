@@ -5,7 +5,6 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ApprovalAction, ApprovalPrompt, ChatInfo, SentMessage } from '../channels/types.js';
-import type { ToolCall } from '../llm/types.js';
 import type { Namespace, Store } from '../store/store.js';
 
 const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });

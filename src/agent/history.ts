@@ -60,6 +60,8 @@ export const zeroUsage = (): UsageTotals => ({ inputTokens: 0, outputTokens: 0, 
 /** Reads and writes thread records. */
 export class ThreadHistory {
   private readonly records: Namespace<ThreadRecord>;
+  /** Updates in flight per thread: a load waits for them, so context written just before a turn is in it. */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
 
   constructor(store: Store) {
     this.records = store.namespace('thread', ThreadRecordSchema, 1);
@@ -67,6 +69,7 @@ export class ThreadHistory {
 
   /** The thread's record, or a fresh one for a chat never seen. */
   async load(key: string, chat: ChatInfo): Promise<ThreadRecord> {
+    await this.inFlight.get(key);
     const existing = await this.records.get(key);
     if (existing) return { ...existing, chat: { ...existing.chat, ...chatFields(chat) } };
     return { key, chat: chatFields(chat), messages: [], groupContext: [], usage: zeroUsage(), turns: 0, lastIteration: 0, updatedAt: Date.now() };
@@ -84,13 +87,18 @@ export class ThreadHistory {
 
   /** Changes one record atomically (within this process). */
   async update(key: string, chat: ChatInfo, change: (record: ThreadRecord) => void): Promise<ThreadRecord> {
-    const result = await this.records.update(key, (current) => {
+    const writing = this.records.update(key, (current) => {
       const record = current ?? { key, chat: chatFields(chat), messages: [], groupContext: [], usage: zeroUsage(), turns: 0, lastIteration: 0, updatedAt: Date.now() };
       change(record);
       record.updatedAt = Date.now();
       return record;
     });
-    return result!;
+    const tracked = writing.catch(() => undefined);
+    this.inFlight.set(key, tracked);
+    void tracked.then(() => {
+      if (this.inFlight.get(key) === tracked) this.inFlight.delete(key);
+    });
+    return (await writing)!;
   }
 }
 

@@ -21,9 +21,19 @@ export function addUsage(totals: UsageTotals, response: LlmResponse): UsageTotal
   return totals;
 }
 
-/** Daily usage per user and in total. */
+/** How long usage changes wait in memory before they are written (they are also written on close). */
+const FLUSH_DELAY_MS = 1_000;
+
+/**
+ * Daily usage per user and in total. Totals live in memory once read and are
+ * written back in the background: a model call costs no store round trip, and
+ * the cost ceiling reads the in-memory total.
+ */
 export class UsageLedger {
   private readonly days: Namespace<UsageTotals>;
+  private readonly cache = new Map<string, Promise<UsageTotals>>();
+  private readonly dirty = new Set<string>();
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(store: Store, private readonly now: () => number = Date.now) {
     this.days = store.namespace('usage', UsageTotalsSchema, 1);
@@ -32,20 +42,41 @@ export class UsageLedger {
   /** Records one model call for a user (qualified id). */
   async record(userId: string, response: LlmResponse): Promise<void> {
     const day = dayOf(this.now());
-    await Promise.all([
-      this.days.update(`user:${userId}:${day}`, (current) => addUsage(current ?? zeroUsage(), response)),
-      this.days.update(`total:${day}`, (current) => addUsage(current ?? zeroUsage(), response)),
-    ]);
+    for (const key of [`user:${userId}:${day}`, `total:${day}`]) {
+      addUsage(await this.totals(key), response);
+      this.dirty.add(key);
+    }
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS).unref();
   }
 
   /** A user's usage today. */
   async userToday(userId: string): Promise<UsageTotals> {
-    return (await this.days.get(`user:${userId}:${dayOf(this.now())}`)) ?? zeroUsage();
+    return { ...(await this.totals(`user:${userId}:${dayOf(this.now())}`)) };
   }
 
   /** Everyone's usage today. */
   async totalToday(): Promise<UsageTotals> {
-    return (await this.days.get(`total:${dayOf(this.now())}`)) ?? zeroUsage();
+    return { ...(await this.totals(`total:${dayOf(this.now())}`)) };
+  }
+
+  /** Writes every changed total; earlier days are dropped from memory. */
+  async flush(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const keys = [...this.dirty];
+    this.dirty.clear();
+    await Promise.all(keys.map(async (key) => this.days.set(key, await this.totals(key))));
+    const today = dayOf(this.now());
+    for (const key of this.cache.keys()) if (!key.endsWith(today) && !this.dirty.has(key)) this.cache.delete(key);
+  }
+
+  private totals(key: string): Promise<UsageTotals> {
+    let totals = this.cache.get(key);
+    if (!totals) {
+      totals = this.days.get(key).then((stored) => stored ?? zeroUsage());
+      this.cache.set(key, totals);
+    }
+    return totals;
   }
 }
 

@@ -3,6 +3,7 @@
  * the normalised event and message shapes that cross that boundary. Platform
  * libraries never leak past an adapter.
  */
+import type { Logger } from '../log.js';
 import type { ChatKind } from '../tools/types.js';
 
 export type { ChatKind } from '../tools/types.js';
@@ -163,7 +164,7 @@ export interface ChannelState {
 
 /** What an adapter receives from the composition root besides its own config. */
 export interface ChannelDeps {
-  log: import('../log.js').Logger;
+  log: Logger;
   /** The commands to register with the platform. */
   commands: CommandSpec[];
   /** Names of the tools, for autocompletion of `/policy ... TOOL`. */

@@ -113,6 +113,8 @@ export const SlackConfigSchema = z.object({
   port: z.number().int().min(0).max(65_535).default(3000),
   slashCommand: z.string().default('/pincer'),
   followThreads: z.boolean().default(true),
+  // Recent unaddressed top-level messages of a channel handed to a thread that an @mention starts (0: none).
+  threadContextMessages: z.number().int().min(0).max(100).default(20),
   allowedTeams: ids,
   allowedChannels: ids,
   allowedUsers: ids,

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ConfigInput } from '../../src/config/schema.js';
-import { startFakeLlm, textReply, type FakeLlm, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { startFakeLlm, textReply, type FakeLlm, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { TestPlatform, testDm, testGroup } from '../support/test-channel.js';
 
 interface Rig {
@@ -35,7 +35,7 @@ function echoAll(request: FakeLlmRequest) {
   return textReply(`echo: ${texts.join(' + ')}`, { latencyMs: 20 });
 }
 
-async function start(overrides: ConfigInput = {}, responder = echoAll): Promise<Rig> {
+async function start(overrides: ConfigInput = {}, responder: (request: FakeLlmRequest) => FakeLlmEntry = echoAll): Promise<Rig> {
   const dir = mkdtempSync(join(tmpdir(), 'pincer-runtime-'));
   const llm = await startFakeLlm({ responder, record: true });
   const platform = new TestPlatform();
@@ -174,7 +174,7 @@ describe('runtime', () => {
   });
 
   it('keeps going after a turn fails: an LLM error is reported and the process stays up', async () => {
-    const { app, platform } = await start({}, () => ({ type: 'error', status: 401 }));
+    const { app, platform } = await start({}, (): FakeLlmEntry => ({ type: 'error', status: 401 }));
     const user = person('err');
     platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: 'hi' });
     await app.runtime.idle();

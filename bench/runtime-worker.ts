@@ -1,0 +1,112 @@
+/**
+ * One side of bench/runtime, run in its own process so that its peak RSS is its
+ * own: `baseline` (1,000 plain loops on the openai SDK) or `pincer` (the same
+ * conversations through the test channel, runtime, ChatDelegate, engine and
+ * provider). Prints one JSON line.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import OpenAI from 'openai';
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import { z } from 'zod';
+import { createApp } from '../src/app.js';
+import { parseConfig } from '../src/config/load.js';
+import type { Tool, ToolContext } from '../src/tools/types.js';
+import { TestPlatform, testDm } from '../test/support/test-channel.js';
+
+const [variant, llmUrl, threadsArg, iterationsArg] = process.argv.slice(2) as [string, string, string, string];
+const THREADS = Number(threadsArg);
+const ITERATIONS = Number(iterationsArg);
+const rssKb = () => process.resourceUsage().maxRSS;
+
+async function baseline() {
+  const client = new OpenAI({ baseURL: llmUrl, apiKey: 'bench', maxRetries: 0, timeout: 600_000 });
+  const tools = [{ type: 'function' as const, function: { name: 'calculator', description: 'Evaluates an expression.', parameters: { type: 'object', properties: { expression: { type: 'string' } } } } }];
+  const loop = async (thread: number) => {
+    const messages: ChatCompletionMessageParam[] = [
+      { role: 'system', content: 'You are a bench.' },
+      { role: 'user', content: `iterations=${ITERATIONS} thread=${thread}` },
+    ];
+    for (;;) {
+      const completion = await client.chat.completions.create({ model: 'fake-model', messages, tools });
+      const message = completion.choices[0]!.message;
+      if (!message.tool_calls?.length) return;
+      messages.push({ role: 'assistant', content: message.content, tool_calls: message.tool_calls });
+      for (const call of message.tool_calls) {
+        if (call.type === 'function') messages.push({ role: 'tool', tool_call_id: call.id, content: String(JSON.parse(call.function.arguments).expression) });
+      }
+    }
+  };
+  const start = performance.now();
+  await Promise.all(Array.from({ length: THREADS }, (_, i) => loop(i)));
+  return { wallMs: performance.now() - start };
+}
+
+function waitTool(): Tool {
+  const parameters = z.object({ ms: z.number() });
+  return {
+    name: 'wait',
+    description: 'Waits.',
+    parameters,
+    readOnly: true,
+    requiresApproval: () => 'never',
+    timeoutMs: 600_000,
+    execute: (params: { ms: number }, ctx: ToolContext) =>
+      new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => resolve('waited'), params.ms);
+        ctx.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          reject(new Error('aborted'));
+        });
+      }),
+  } as unknown as Tool;
+}
+
+async function pincer() {
+  const dir = mkdtempSync(join(tmpdir(), 'pincer-bench-'));
+  const platform = new TestPlatform();
+  const config = parseConfig({
+    dataDir: dir,
+    logLevel: 'silent',
+    llm: { baseUrl: llmUrl, apiKey: 'bench', model: 'fake-model', stream: false, maxRetries: 0, timeoutMs: 600_000 },
+    agent: { maxConcurrentTurns: THREADS, maxToolIterations: ITERATIONS + 2, userMessagesPerMinute: 1000 },
+  });
+  const app = await createApp({ config, tools: [waitTool()], channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
+  await app.start();
+  const before = rssKb();
+  const start = performance.now();
+  for (let thread = 0; thread < THREADS; thread++) {
+    const user = { id: `u${thread}`, name: `User ${thread}` };
+    platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: `iterations=${ITERATIONS} thread=${thread}` });
+  }
+  await platform.waitFor(() => platform.sent.length >= THREADS, 600_000, 'every thread answered');
+  const wallMs = performance.now() - start;
+  const stop = await stopLatencies(app, platform);
+  await app.stop('bench over');
+  rmSync(dir, { recursive: true, force: true });
+  return { wallMs, rssBeforeKb: before, stop };
+}
+
+/** /stop during a running tool: time from the command to the turn having ended. */
+async function stopLatencies(app: Awaited<ReturnType<typeof createApp>>, platform: TestPlatform) {
+  const samples: number[] = [];
+  for (let i = 0; i < 100; i++) {
+    const user = { id: `s${i}`, name: `Stopper ${i}` };
+    const chat = testDm(user.id);
+    platform.channel.userMessage({ chat, sender: user, text: 'wait 60000' });
+    const key = `test:${chat.chatId}`;
+    await platform.waitFor(() => Boolean(app.runtime.runner(key)?.running?.iteration), 10_000, 'the tool to run');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const start = performance.now();
+    platform.channel.command({ chat, sender: user, name: 'stop' });
+    await platform.waitFor(() => !app.runtime.runner(key)?.busy, 10_000, 'the turn to stop');
+    samples.push(performance.now() - start);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50Ms: samples[Math.floor(samples.length * 0.5)]!, p99Ms: samples[Math.floor(samples.length * 0.99)]!, maxMs: samples.at(-1)! };
+}
+
+const result = variant === 'baseline' ? await baseline() : await pincer();
+process.stdout.write(`${JSON.stringify({ variant, ...result, peakRssKb: rssKb() })}\n`);
+process.exit(0);

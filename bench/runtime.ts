@@ -1,0 +1,70 @@
+/**
+ * bench/runtime: 1,000 concurrent threads x 5 model calls each through the whole
+ * runtime (test channel -> runner -> ChatDelegate -> engine -> provider), against
+ * 1,000 plain openai-SDK loops making the same 5,000 requests, with a fake model
+ * answering after 100 ms. Each side runs in its own process (for its peak RSS)
+ * against the same fake server in this process; rounds alternate.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { startFakeLlm, textReply, toolCallReply, type FakeLlmRequest } from '../test/fakes/llm/server.js';
+
+const run = promisify(execFile);
+const LATENCY_MS = 100;
+
+/** Tool calls until the thread has made `iterations` model calls, then text; `wait N` calls the wait tool. */
+function responder(request: FakeLlmRequest) {
+  const first = String(request.messages.find((m) => m.role === 'user')?.content ?? '');
+  const wait = /wait (\d+)/.exec(first);
+  const done = request.messages.filter((m) => m.role === 'tool').length;
+  if (wait && done === 0) return toolCallReply([{ name: 'wait', arguments: { ms: Number(wait[1]) } }]);
+  const target = Number(/iterations=(\d+)/.exec(first)?.[1] ?? 5);
+  if (done + 1 >= target || wait) return textReply('done', { latencyMs: LATENCY_MS });
+  return toolCallReply([{ id: `call_${done}`, name: 'calculator', arguments: { expression: `${done} + 1` } }], { latencyMs: LATENCY_MS });
+}
+
+interface WorkerResult {
+  variant: string;
+  wallMs: number;
+  peakRssKb: number;
+  rssBeforeKb?: number;
+  stop?: { p50Ms: number; p99Ms: number; maxMs: number };
+}
+
+async function worker(variant: string, url: string, threads: number, iterations: number): Promise<WorkerResult> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/runtime-worker.ts', variant, url, String(threads), String(iterations)], {
+    maxBuffer: 1 << 20,
+    env: { ...process.env, NODE_OPTIONS: '' },
+  });
+  return JSON.parse(stdout.trim().split('\n').at(-1)!) as WorkerResult;
+}
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+/** Runs the benchmark and returns its rows. */
+export async function runRuntimeBench(threads = 1000, iterations = 5, rounds = 3) {
+  const llm = await startFakeLlm({ responder, record: false });
+  try {
+    const base: WorkerResult[] = [];
+    const ours: WorkerResult[] = [];
+    for (let round = 0; round < rounds; round++) {
+      base.push(await worker('baseline', llm.url, threads, iterations));
+      ours.push(await worker('pincer', llm.url, threads, iterations));
+    }
+    const baseWall = median(base.map((r) => r.wallMs));
+    const ourWall = median(ours.map((r) => r.wallMs));
+    const baseRss = median(base.map((r) => r.peakRssKb)) / 1024;
+    const ourRss = median(ours.map((r) => r.peakRssKb)) / 1024;
+    const idleRss = median(ours.map((r) => r.rssBeforeKb ?? 0)) / 1024;
+    const stops = ours.map((r) => r.stop!);
+    return [
+      { measure: 'wall time (ms)', baseline: baseWall, pincer: ourWall, ratio: ourWall / baseWall },
+      { measure: 'peak RSS (MiB)', baseline: baseRss, pincer: ourRss, ratio: ourRss / baseRss },
+      { measure: 'RSS per active thread (KiB)', baseline: (baseRss * 1024) / threads, pincer: ((ourRss - idleRss) * 1024) / threads, ratio: NaN },
+      { measure: '/stop -> stopped p50 (ms)', baseline: NaN, pincer: median(stops.map((s) => s.p50Ms)), ratio: NaN },
+      { measure: '/stop -> stopped p99 (ms)', baseline: NaN, pincer: median(stops.map((s) => s.p99Ms)), ratio: NaN },
+    ];
+  } finally {
+    await llm.close();
+  }
+}

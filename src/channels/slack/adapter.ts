@@ -1,0 +1,206 @@
+/**
+ * The Slack channel: Bolt on Socket Mode (or HTTP), fulfilling the Channel
+ * contract. It only moves events and messages; the agent decides what to say.
+ *
+ * - inbound: `message`, `app_mention`, the slash command and approval button
+ *   presses, each acknowledged at once and pushed onto one event queue;
+ * - outbound: markdown rendered to mrkdwn and split into section-sized parts,
+ *   approval prompts as Block Kit buttons, retries by the Web API client.
+ */
+import { webApi } from '@slack/bolt';
+import type { Config } from '../../config/schema.js';
+import { ChannelError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { EventQueue } from '../event-queue.js';
+import type {
+  ApprovalOutcome,
+  ApprovalPrompt,
+  Channel,
+  ChannelCapabilities,
+  ChannelDeps,
+  ChatAddress,
+  ChatInfo,
+  InboundEvent,
+  SentMessage,
+} from '../types.js';
+import { ApprovalPressIntake } from './approval-press.js';
+import { SECTION_TEXT_LIMIT } from './blocks.js';
+import { boltLogger } from './bolt-logger.js';
+import { SLACK } from './chat.js';
+import { assertCredentials, createConnection, type SlackConnection } from './connection.js';
+import { SlackDirectory } from './directory.js';
+import { FollowedThreads } from './followed-threads.js';
+import { SlackFormatter } from './format.js';
+import { MessageIntake, type IntakeDeps } from './inbound.js';
+import { registerListeners } from './listeners.js';
+import { SlackOutbox } from './outbound.js';
+import { SlashCommandIntake } from './slash-command.js';
+import { DEFAULT_RETRY_POLICY, SlackWebApi, webClientOptions, type BotIdentity, type RetryPolicy } from './web-api.js';
+
+/** Knobs for tests and unusual deployments; production needs none. */
+export interface SlackChannelOptions {
+  /**
+   * Retry policy of every Web API call. The default retries for about 30
+   * minutes; tests set it low (`{ retries: 2, factor: 1, minTimeout: 10, maxTimeout: 50 }`)
+   * so that a broken fake cannot hang them. 429s always wait for `Retry-After`.
+   */
+  clientRetries?: RetryPolicy;
+  /** Interface the HTTP-mode server binds; all interfaces when unset. */
+  httpHost?: string;
+}
+
+/** Look-ups (names, roles) fall back to ids, so they give up quickly rather than hold up a message. */
+const LOOKUP_RETRY_POLICY: RetryPolicy = { retries: 2, factor: 2, minTimeout: 500, maxTimeout: 5_000 };
+
+/** Slack allows about one `chat.update` per second per conversation before it rate-limits. */
+const CAPABILITIES: ChannelCapabilities = {
+  maxMessageLength: SECTION_TEXT_LIMIT,
+  minEditIntervalMs: 1_200,
+  // Slack has no typing indicator for bots outside assistant threads; the agent shows status by message.
+  typingIntervalMs: 0,
+};
+
+/**
+ * pincer on Slack.
+ * @example
+ * const slack = new SlackChannel(config.slack, deps);
+ * await slack.start();
+ * for await (const event of slack.events()) { ... }
+ */
+export class SlackChannel implements Channel {
+  readonly name = SLACK;
+  readonly capabilities = CAPABILITIES;
+
+  private readonly queue = new EventQueue<InboundEvent>();
+  private readonly log: Logger;
+  private readonly clientOptions: webApi.WebClientOptions;
+  private readonly api: SlackWebApi;
+  private readonly directory: SlackDirectory;
+  private readonly formatter: SlackFormatter;
+  private readonly outbox: SlackOutbox;
+  private identity: BotIdentity | undefined;
+  private connection: SlackConnection | undefined;
+
+  /** @throws ConfigError when a token the configured mode needs is missing */
+  constructor(
+    private readonly config: Config['slack'],
+    private readonly deps: ChannelDeps,
+    private readonly options: SlackChannelOptions = {},
+  ) {
+    assertCredentials(config);
+    this.log = deps.log.child({ channel: SLACK });
+    const logger = boltLogger(this.log);
+    this.clientOptions = webClientOptions(config.apiUrl, options.clientRetries ?? DEFAULT_RETRY_POLICY, logger);
+    this.api = new SlackWebApi(new webApi.WebClient(config.botToken, this.clientOptions));
+    const lookupOptions = webClientOptions(config.apiUrl, options.clientRetries ?? LOOKUP_RETRY_POLICY, logger);
+    this.directory = new SlackDirectory(new SlackWebApi(new webApi.WebClient(config.botToken, lookupOptions)), this.log);
+    this.formatter = new SlackFormatter([...deps.secrets, ...credentials(config)]);
+    this.outbox = new SlackOutbox(this.api, this.formatter);
+  }
+
+  /** Identifies the bot (auth.test), then connects; resolves once events can flow. */
+  async start(): Promise<void> {
+    if (this.connection) return;
+    const bot = await this.api.authTest();
+    this.identity = bot;
+    const connection = createConnection({
+      config: this.config,
+      bot,
+      clientOptions: this.clientOptions,
+      logger: boltLogger(this.log),
+      ...(this.options.httpHost ? { httpHost: this.options.httpHost } : {}),
+    });
+    this.register(connection);
+    try {
+      await connection.start();
+    } catch (error) {
+      throw new ChannelError(SLACK, `could not connect (${this.config.mode} mode): ${(error as Error).message}`, true, { cause: error });
+    }
+    this.connection = connection;
+    this.log.info({ mode: this.config.mode, team: bot.teamId, port: connection.port }, 'slack connected');
+  }
+
+  /** Disconnects and ends the event stream. */
+  async stop(): Promise<void> {
+    const connection = this.connection;
+    this.connection = undefined;
+    try {
+      await connection?.stop();
+    } catch (error) {
+      this.log.warn({ err: error }, 'slack: error while disconnecting');
+    } finally {
+      this.queue.close();
+    }
+  }
+
+  /** The HTTP port listened on, in HTTP mode once started. */
+  get listeningPort(): number | undefined {
+    return this.connection?.port;
+  }
+
+  /** Messages, commands and button presses, in arrival order per conversation. */
+  events(): AsyncIterable<InboundEvent> {
+    return this.queue;
+  }
+
+  /**
+   * Posts in the conversation, inside its thread when it has one. `replyTo` is not used: on
+   * Slack a reply is a thread, and the address already names it.
+   */
+  send(chat: ChatAddress, text: string, _options?: { replyTo?: string }): Promise<SentMessage> {
+    return this.outbox.send(chat, text);
+  }
+
+  /** Updates the parts in place (chat.update), posting extra parts and blanking surplus ones. */
+  edit(message: SentMessage, text: string): Promise<SentMessage> {
+    return this.outbox.edit(message, text);
+  }
+
+  /** Nothing to do: bots have no typing indicator on Slack (capabilities.typingIntervalMs is 0). */
+  async typing(_chat: ChatAddress): Promise<void> {}
+
+  /** Posts the prompt with Block Kit buttons whose payloads carry only the approval id and action. */
+  sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage> {
+    return this.outbox.sendApproval(chat, prompt);
+  }
+
+  /** Rewrites the prompt to its outcome, without the buttons. */
+  resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
+    return this.outbox.resolveApproval(message, prompt, outcome);
+  }
+
+  /** Workspace admins and owners (from users.info, cached five minutes); nobody in a DM. */
+  async isAdmin(chat: ChatInfo, userId: string): Promise<boolean> {
+    if (chat.kind === 'dm') return false;
+    return this.directory.isAdmin(userId);
+  }
+
+  private register(connection: SlackConnection): void {
+    const intake: IntakeDeps = {
+      config: this.config,
+      bot: () => this.bot(),
+      directory: this.directory,
+      threads: new FollowedThreads(this.deps.state, this.log),
+      push: (event) => this.queue.push(event),
+      log: this.log,
+    };
+    const messages = new MessageIntake(intake);
+    const commands = new SlashCommandIntake({
+      ...intake,
+      formatter: this.formatter,
+      latestThread: (channelId) => messages.latestThread(channelId),
+    });
+    const presses = new ApprovalPressIntake({ ...intake, api: this.api, formatter: this.formatter });
+    registerListeners(connection.app, { messages, commands, presses, slashCommand: this.config.slashCommand, log: this.log });
+  }
+
+  private bot(): BotIdentity {
+    if (!this.identity) throw new ChannelError(SLACK, 'not started');
+    return this.identity;
+  }
+}
+
+/** The configured credentials, never to appear in a message the bot sends. */
+function credentials(config: Config['slack']): string[] {
+  return [config.botToken, config.appToken, config.signingSecret].filter((value): value is string => Boolean(value));
+}

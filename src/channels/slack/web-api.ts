@@ -1,0 +1,143 @@
+/**
+ * The Slack Web API calls the adapter makes, typed and with failures turned
+ * into ChannelError. Retries (429 with Retry-After, 5xx, connection errors) are
+ * done underneath by `@slack/web-api` with the retry policy given here.
+ */
+import { webApi, type Logger as BoltLogger } from '@slack/bolt';
+import { ChannelError } from '../../errors.js';
+import type { SlackBlock } from './blocks.js';
+
+/** The retry policy of the Web API client (p-retry options). */
+export type RetryPolicy = webApi.RetryOptions;
+
+/** Slack's own policy (about 30 minutes of retries): a message outlives an outage of minutes. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = webApi.retryPolicies.tenRetriesInAboutThirtyMinutes;
+
+/** How long one HTTP request may take before it is abandoned (and retried). */
+const REQUEST_TIMEOUT_MS = 60_000;
+
+/** Platform errors that a later attempt may not hit. */
+const TRANSIENT_ERRORS = new Set(['ratelimited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
+
+/**
+ * The Web API base URL with its trailing `/api/`, added when missing, so that
+ * `SLACK_API_URL=http://host:port` and `https://host/api` both work.
+ * @example slackApiUrl('http://127.0.0.1:9000') // 'http://127.0.0.1:9000/api/'
+ */
+export function slackApiUrl(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  const bare = url.replace(/\/+$/, '');
+  return bare.endsWith('/api') ? `${bare}/` : `${bare}/api/`;
+}
+
+/** Options shared by every Web API client of the adapter (Bolt's, Socket Mode's and ours). */
+export function webClientOptions(apiUrl: string | undefined, retries: RetryPolicy, logger: BoltLogger): webApi.WebClientOptions {
+  const options: webApi.WebClientOptions = { retryConfig: retries, logger, timeout: REQUEST_TIMEOUT_MS, rejectRateLimitedCalls: false };
+  const base = slackApiUrl(apiUrl);
+  if (base) options.slackApiUrl = base;
+  return options;
+}
+
+/** Who the bot is, from `auth.test`. */
+export interface BotIdentity {
+  userId: string;
+  botId: string;
+  teamId: string;
+}
+
+/** The fields of `users.info` the adapter reads. */
+export interface SlackUser {
+  id: string;
+  name: string;
+  isAdmin: boolean;
+  isBot: boolean;
+}
+
+/** The fields of `conversations.info` the adapter reads. */
+export interface SlackConversation {
+  id: string;
+  isIm: boolean;
+  name?: string;
+}
+
+/** A message to post: mrkdwn `text` (also the notification fallback) and its blocks. */
+export interface OutgoingMessage {
+  channel: string;
+  text: string;
+  blocks: SlackBlock[];
+  threadTs?: string;
+}
+
+/** Typed Web API calls; every failure surfaces as a ChannelError. */
+export class SlackWebApi {
+  constructor(readonly client: webApi.WebClient) {}
+
+  /** `auth.test`: the bot's user id, bot id and workspace. */
+  async authTest(): Promise<BotIdentity> {
+    const result = await this.call('auth.test', () => this.client.auth.test());
+    if (!result.user_id || !result.bot_id) throw new ChannelError('slack', 'auth.test did not name a bot user: is SLACK_BOT_TOKEN a bot token (xoxb-)?');
+    return { userId: result.user_id, botId: result.bot_id, teamId: result.team_id ?? '' };
+  }
+
+  /** `chat.postMessage`; returns the new message's `ts`. */
+  async postMessage(message: OutgoingMessage): Promise<string> {
+    const result = await this.call('chat.postMessage', () =>
+      this.client.chat.postMessage({
+        channel: message.channel,
+        text: message.text,
+        blocks: message.blocks,
+        ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
+      }),
+    );
+    if (!result.ts) throw new ChannelError('slack', 'chat.postMessage returned no ts');
+    return result.ts;
+  }
+
+  /** `chat.update` of one message: its text and its blocks (an empty list removes them). */
+  async update(channel: string, ts: string, text: string, blocks: SlackBlock[]): Promise<void> {
+    await this.call('chat.update', () => this.client.chat.update({ channel, ts, text, blocks }));
+  }
+
+  /** `chat.postEphemeral`: a message only `user` sees, in `channel` (and thread). */
+  async postEphemeral(channel: string, user: string, text: string, threadTs?: string): Promise<void> {
+    await this.call('chat.postEphemeral', () =>
+      this.client.chat.postEphemeral({ channel, user, text, ...(threadTs ? { thread_ts: threadTs } : {}) }),
+    );
+  }
+
+  /** `users.info`: display name and workspace role. */
+  async userInfo(id: string): Promise<SlackUser> {
+    const result = await this.call('users.info', () => this.client.users.info({ user: id }));
+    const user = result.user;
+    const profile = user?.profile;
+    const name = profile?.display_name || profile?.real_name || user?.real_name || user?.name || id;
+    return { id, name, isAdmin: Boolean(user?.is_admin || user?.is_owner), isBot: Boolean(user?.is_bot) };
+  }
+
+  /** `conversations.info`: whether it is a DM, and its name. */
+  async conversationInfo(id: string): Promise<SlackConversation> {
+    const result = await this.call('conversations.info', () => this.client.conversations.info({ channel: id }));
+    const channel = result.channel;
+    return { id, isIm: Boolean(channel?.is_im), ...(channel?.name ? { name: channel.name } : {}) };
+  }
+
+  private async call<T>(method: string, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw toChannelError(method, error);
+    }
+  }
+}
+
+/** A Web API failure as a ChannelError: what failed and whether trying later may help. */
+export function toChannelError(method: string, error: unknown): ChannelError {
+  if (error instanceof ChannelError) return error;
+  const coded = error as { code?: string; data?: { error?: string }; message?: string };
+  if (coded.code === webApi.ErrorCode.PlatformError) {
+    const code = coded.data?.error ?? 'unknown_error';
+    return new ChannelError('slack', `${method} failed: ${code}`, TRANSIENT_ERRORS.has(code), { cause: error });
+  }
+  const detail = coded.message ?? String(error);
+  return new ChannelError('slack', `${method} failed: ${detail}`, true, { cause: error });
+}

@@ -1,0 +1,247 @@
+/**
+ * The Telegram channel: pincer's Channel contract over grammY. Updates arrive
+ * by long polling (default) or webhook, are deduplicated by update_id, and are
+ * only queued here; replies leave as Telegram HTML through {@link Outbound}.
+ */
+import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import type { Bot } from 'grammy';
+import type { Update } from 'grammy/types';
+import type { Config } from '../../config/schema.js';
+import { ChannelError, ConfigError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import { approvalPromptText, approvalResolvedText } from '../approval-text.js';
+import { EventQueue } from '../event-queue.js';
+import type {
+  ApprovalOutcome,
+  ApprovalPrompt,
+  Channel,
+  ChannelCapabilities,
+  ChannelDeps,
+  ChatAddress,
+  ChatInfo,
+  InboundEvent,
+  SentMessage,
+} from '../types.js';
+import { AccessPolicy } from './access.js';
+import { AdminCache } from './admins.js';
+import { approvalKeyboard, NO_KEYBOARD } from './approvals.js';
+import { createBot } from './bot.js';
+import { CallbackAnswers } from './callbacks.js';
+import { TELEGRAM } from './chat.js';
+import { registerCommands, toBotCommands } from './commands.js';
+import { describeError, isUnauthorized, toChannelError } from './errors.js';
+import type { BotIdentity } from './inbound.js';
+import { resolveOptions, type ResolvedTelegramOptions, type TelegramChannelOptions } from './options.js';
+import { Outbound } from './outbound.js';
+import { TELEGRAM_MESSAGE_LIMIT } from './parts.js';
+import { ALLOWED_UPDATES, Poller } from './poller.js';
+import { UpdateRouter } from './router.js';
+import { grammySignal } from './signal.js';
+import { UpdateLedger } from './update-ledger.js';
+import { WebhookServer } from './webhook.js';
+
+/** Telegram tolerates about one edit per second per chat. */
+const MIN_EDIT_INTERVAL_MS = 1000;
+/** "typing…" shows for five seconds; refresh a little before it fades. */
+const TYPING_INTERVAL_MS = 4000;
+
+/**
+ * A Telegram bot as a pincer channel.
+ * @example
+ * const channel = new TelegramChannel(config.telegram, deps);
+ * await channel.start();
+ * for await (const event of channel.events()) { ... }
+ */
+export class TelegramChannel implements Channel {
+  readonly name = TELEGRAM;
+  readonly capabilities: ChannelCapabilities = {
+    maxMessageLength: TELEGRAM_MESSAGE_LIMIT,
+    minEditIntervalMs: MIN_EDIT_INTERVAL_MS,
+    typingIntervalMs: TYPING_INTERVAL_MS,
+  };
+
+  private readonly options: ResolvedTelegramOptions;
+  private readonly token: string;
+  private readonly log: Logger;
+  private readonly lifetime = new AbortController();
+  private readonly queue = new EventQueue<InboundEvent>();
+  private readonly bot: Bot;
+  private readonly outbound: Outbound;
+  private readonly callbacks: CallbackAnswers;
+  private readonly admins: AdminCache;
+  private readonly access: AccessPolicy;
+  private poller: Poller | undefined;
+  private webhook: WebhookServer | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly config: Config['telegram'],
+    private readonly deps: ChannelDeps,
+    options?: TelegramChannelOptions,
+  ) {
+    if (!config.token) throw new ConfigError(['telegram.token: missing (set TELEGRAM_BOT_TOKEN)']);
+    if (config.mode === 'webhook' && !config.webhook.url) {
+      throw new ConfigError(['telegram.webhook.url: required when telegram.mode is "webhook"']);
+    }
+    this.token = config.token;
+    // Every API call in flight listens on the lifetime signal; many at once is normal, not a leak.
+    setMaxListeners(0, this.lifetime.signal);
+    this.options = resolveOptions(options);
+    this.log = deps.log;
+    this.bot = createBot({ token: this.token, apiRoot: config.apiRoot, options: this.options, lifetime: this.lifetime.signal });
+    const api = this.bot.api;
+    this.outbound = new Outbound({ api, log: this.log, token: this.token });
+    this.admins = new AdminCache(api, this.options.adminCacheMs, this.log, this.token);
+    this.access = new AccessPolicy(config, deps.state, this.options.deniedReplyIntervalMs);
+    this.callbacks = new CallbackAnswers({
+      api,
+      log: this.log,
+      token: this.token,
+      answerDelayMs: this.options.callbackAnswerDelayMs,
+      sendPrivate: async (userId, text) => void (await this.send({ channel: TELEGRAM, chatId: userId }, text)),
+    });
+  }
+
+  /** Checks the token (getMe), registers the commands, then starts polling or the webhook. */
+  async start(): Promise<void> {
+    if (this.stopped) throw new ChannelError(TELEGRAM, 'a stopped channel cannot be started again; create a new one');
+    const bot = await this.identify();
+    const ledger = new UpdateLedger(this.deps.state, bot.id, this.log);
+    await ledger.load();
+    const router = new UpdateRouter({
+      bot,
+      knownCommands: new Set(toBotCommands(this.deps.commands).map((command) => command.command)),
+      access: this.access,
+      callbacks: this.callbacks,
+      queue: this.queue,
+      log: this.log,
+      sendDenied: async (chatId, text) => void (await this.send({ channel: TELEGRAM, chatId }, text)),
+    });
+    this.bot.use((ctx) => this.receive(ctx.update, ledger, router));
+    await this.registerCommands();
+    if (this.config.mode === 'webhook') await this.startWebhook();
+    else await this.startPolling(ledger);
+    this.log.info({ bot: bot.username, mode: this.config.mode }, 'telegram: started');
+  }
+
+  /** Stops polling (aborting the long poll) or the webhook server, and ends the event stream. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    await this.poller?.stop();
+    await this.webhook?.close();
+    this.callbacks.stop();
+    this.lifetime.abort();
+    this.queue.close();
+  }
+
+  /** The inbound events; one stream per channel. */
+  events(): AsyncIterable<InboundEvent> {
+    return this.queue;
+  }
+
+  /** Sends markdown as Telegram HTML, split into parts of at most 4096 characters. */
+  send(chat: ChatAddress, text: string, options?: { replyTo?: string }): Promise<SentMessage> {
+    return this.outbound.send(chat, text, { replyTo: options?.replyTo });
+  }
+
+  /** Edits the parts in place, sends extra parts and removes surplus ones. */
+  edit(message: SentMessage, text: string): Promise<SentMessage> {
+    return this.outbound.edit(message, text);
+  }
+
+  /** Shows "typing…" (in the forum topic, for topics). */
+  typing(chat: ChatAddress): Promise<void> {
+    return this.outbound.typing(chat);
+  }
+
+  /** Shows the prompt with Approve / Always allow / Deny buttons. */
+  sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage> {
+    return this.outbound.send(chat, approvalPromptText(prompt), { replyMarkup: approvalKeyboard(prompt) });
+  }
+
+  /** Rewrites the prompt with its outcome and removes the buttons. */
+  async resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
+    await this.outbound.edit(message, approvalResolvedText(prompt, outcome), { replyMarkup: NO_KEYBOARD });
+  }
+
+  /** Group creator or administrator (cached for a minute); false in DMs. */
+  isAdmin(chat: ChatInfo, userId: string): Promise<boolean> {
+    return this.admins.isAdmin(chat, userId);
+  }
+
+  /** getMe: proves the token and learns the bot's id and username. */
+  private async identify(): Promise<BotIdentity> {
+    try {
+      await this.bot.init(grammySignal(this.lifetime.signal));
+    } catch (error) {
+      if (isUnauthorized(error)) {
+        throw new ChannelError(TELEGRAM, 'the bot token was rejected (401 Unauthorized); check TELEGRAM_BOT_TOKEN');
+      }
+      throw toChannelError(error, this.token, 'getMe');
+    }
+    return { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
+  }
+
+  /** Commands still work as text without the menu, so a failure here is only logged. */
+  private async registerCommands(): Promise<void> {
+    try {
+      await registerCommands(this.bot.api, this.deps.commands);
+    } catch (error) {
+      this.log.warn({ error: describeError(error, this.token) }, 'telegram: setMyCommands failed');
+    }
+  }
+
+  /** Skips duplicates, queues the update's event, then records it as handled. */
+  private async receive(update: Update, ledger: UpdateLedger, router: UpdateRouter): Promise<void> {
+    if (!ledger.claim(update.update_id)) {
+      this.log.debug({ updateId: update.update_id }, 'telegram: duplicate update skipped');
+      return;
+    }
+    try {
+      router.route(update);
+    } catch (error) {
+      this.log.error({ error: describeError(error, this.token), updateId: update.update_id }, 'telegram: update not handled');
+    }
+    await ledger.save();
+  }
+
+  private async startPolling(ledger: UpdateLedger): Promise<void> {
+    try {
+      await this.bot.api.deleteWebhook({ drop_pending_updates: false });
+    } catch (error) {
+      throw toChannelError(error, this.token, 'deleteWebhook');
+    }
+    this.poller = new Poller({
+      api: this.bot.api,
+      log: this.log,
+      token: this.token,
+      timeoutSeconds: this.options.pollingTimeoutSeconds,
+      retryDelayMs: this.options.pollingRetryDelayMs,
+      initialOffset: () => ledger.nextOffset,
+      handle: (update) =>
+        this.bot.handleUpdate(update).catch((error: unknown) => {
+          this.log.error({ error: describeError(error, this.token) }, 'telegram: update not handled');
+        }),
+      onFatal: (reason) => {
+        this.log.error({ reason }, 'telegram: polling stopped, the event stream ends');
+        this.queue.close();
+      },
+    });
+    this.poller.start();
+  }
+
+  private async startWebhook(): Promise<void> {
+    const { url, host, port, path, secretToken } = this.config.webhook;
+    // Without a configured secret, a random one still keeps strangers from posting fake updates.
+    const secret = secretToken ?? randomBytes(32).toString('hex');
+    this.webhook = await WebhookServer.listen({ bot: this.bot, host, port, path, secretToken: secret, log: this.log, token: this.token });
+    try {
+      await this.bot.api.setWebhook(url!, { secret_token: secret, allowed_updates: [...ALLOWED_UPDATES] });
+    } catch (error) {
+      await this.webhook.close();
+      throw toChannelError(error, this.token, 'setWebhook');
+    }
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * Builds the grammY Bot the adapter talks through: API root from config, a
+ * request timeout that outlasts a long poll, and the transformer stack for
+ * rate limits and transient failures.
+ */
+import { autoRetry } from '@grammyjs/auto-retry';
+import { apiThrottler } from '@grammyjs/transformer-throttler';
+import { Bot } from 'grammy';
+import type { ResolvedTelegramOptions } from './options.js';
+import { bindToLifetime, networkRetry } from './retry.js';
+
+/** Seconds a request may take beyond the long-poll timeout before it counts as a network error. */
+const REQUEST_TIMEOUT_MARGIN_SECONDS = 30;
+
+/** What {@link createBot} needs. */
+export interface BotSettings {
+  token: string;
+  /** Bot API root without a trailing slash; the public API when absent. */
+  apiRoot?: string;
+  options: ResolvedTelegramOptions;
+  /** Aborted when the channel stops. */
+  lifetime: AbortSignal;
+}
+
+/**
+ * A grammY Bot whose API calls are, from the outside in: bound to the channel's
+ * lifetime, retried on network errors, retried on 429 (honouring retry_after)
+ * and 5xx, and paced per chat.
+ */
+export function createBot(settings: BotSettings): Bot {
+  const { options } = settings;
+  const bot = new Bot(settings.token, {
+    client: {
+      ...(settings.apiRoot ? { apiRoot: settings.apiRoot } : {}),
+      timeoutSeconds: options.pollingTimeoutSeconds + REQUEST_TIMEOUT_MARGIN_SECONDS,
+    },
+  });
+  // Installed innermost first: each transformer wraps the ones installed before it.
+  if (options.throttle) bot.api.config.use(apiThrottler());
+  bot.api.config.use(
+    autoRetry({
+      maxRetryAttempts: options.maxRetryAttempts,
+      maxDelaySeconds: options.maxRetryDelaySeconds,
+      rethrowHttpErrors: true,
+    }),
+  );
+  bot.api.config.use(
+    networkRetry({ attempts: options.networkRetryAttempts, delayMs: options.networkRetryDelayMs, lifetime: settings.lifetime }),
+  );
+  bot.api.config.use(bindToLifetime(settings.lifetime));
+  return bot;
+}

@@ -1,0 +1,51 @@
+/**
+ * Tuning knobs of the Telegram adapter that are not user configuration: their
+ * defaults suit production, tests shorten the waits.
+ */
+
+/** Timings and limits of {@link TelegramChannel}; every field is optional. */
+export interface TelegramChannelOptions {
+  /** How long one getUpdates long poll is held open by Telegram. */
+  pollingTimeoutSeconds?: number;
+  /** First pause after a failed getUpdates; doubles up to 30 s. */
+  pollingRetryDelayMs?: number;
+  /** A button press the agent has not answered by then is acknowledged empty. */
+  callbackAnswerDelayMs?: number;
+  /** How long a getChatMember answer is trusted. */
+  adminCacheMs?: number;
+  /** Attempts after a 429 or 5xx (@grammyjs/auto-retry). */
+  maxRetryAttempts?: number;
+  /** Longest retry_after honoured; a longer one fails the call. */
+  maxRetryDelaySeconds?: number;
+  /** Attempts after a network error (connection refused, reset, timeout). */
+  networkRetryAttempts?: number;
+  /** First pause after a network error; doubles each attempt. */
+  networkRetryDelayMs?: number;
+  /** Pace outgoing calls per chat (@grammyjs/transformer-throttler). Off in tests: it spaces messages by a second. */
+  throttle?: boolean;
+  /** Minimum time between two denied-access replies to one user. */
+  deniedReplyIntervalMs?: number;
+}
+
+/** The defaults of {@link TelegramChannelOptions}. */
+export const DefaultTelegramChannelOptions = {
+  pollingTimeoutSeconds: 30,
+  pollingRetryDelayMs: 1000,
+  callbackAnswerDelayMs: 2000,
+  adminCacheMs: 60_000,
+  maxRetryAttempts: 5,
+  maxRetryDelaySeconds: 60,
+  networkRetryAttempts: 4,
+  networkRetryDelayMs: 1000,
+  throttle: true,
+  deniedReplyIntervalMs: 3_600_000,
+} as const satisfies Required<TelegramChannelOptions>;
+
+/** Options with every default filled in. */
+export type ResolvedTelegramOptions = Required<TelegramChannelOptions>;
+
+/** Merges `options` over the defaults. */
+export function resolveOptions(options: TelegramChannelOptions = {}): ResolvedTelegramOptions {
+  const defined = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+  return { ...DefaultTelegramChannelOptions, ...defined };
+}

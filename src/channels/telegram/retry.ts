@@ -1,0 +1,67 @@
+/**
+ * API transformers for transient failures that @grammyjs/auto-retry leaves to
+ * us: network errors get a bounded number of retries (auto-retry's own loop
+ * would retry them forever), and every call is bound to the channel's lifetime
+ * so that `stop()` cuts short any request or retry pause still running.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { HttpError, type Transformer } from 'grammy';
+import { grammySignal } from './signal.js';
+
+/** Settings of {@link networkRetry}. */
+export interface NetworkRetryOptions {
+  /** Retries after the first failure. */
+  attempts: number;
+  /** First pause; doubles each retry. */
+  delayMs: number;
+  /** Aborted when the channel stops; no retry starts after that. */
+  lifetime: AbortSignal;
+}
+
+/**
+ * Retries a call whose request failed on the network (refused, reset, timed
+ * out), with exponential backoff. Telegram answered nothing in that case, so
+ * the message is not lost; an aborted call is never retried.
+ */
+export function networkRetry(options: NetworkRetryOptions): Transformer {
+  return async (prev, method, payload, signal) => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await prev(method, payload, signal);
+      } catch (error) {
+        const aborted = signal?.aborted || options.lifetime.aborted;
+        if (!(error instanceof HttpError) || aborted || attempt >= options.attempts) throw error;
+        await pause(options.delayMs * 2 ** attempt, options.lifetime, error);
+      }
+    }
+  };
+}
+
+/** Waits `ms`, or rethrows `error` at once when the channel stops meanwhile. */
+async function pause(ms: number, lifetime: AbortSignal, error: unknown): Promise<void> {
+  try {
+    await sleep(ms, undefined, { signal: lifetime });
+  } catch {
+    throw error;
+  }
+}
+
+/** Passes the channel's lifetime signal with every call (combined with the call's own). */
+export function bindToLifetime(lifetime: AbortSignal): Transformer {
+  return async (prev, method, payload, signal) => {
+    if (!signal) return prev(method, payload, grammySignal(lifetime));
+    const own = signal as unknown as AbortSignal;
+    const combined = new AbortController();
+    const abort = () => combined.abort();
+    if (own.aborted || lifetime.aborted) abort();
+    // Listeners are removed after each call: the lifetime signal outlives millions of calls.
+    own.addEventListener('abort', abort);
+    lifetime.addEventListener('abort', abort);
+    try {
+      return await prev(method, payload, grammySignal(combined.signal));
+    } finally {
+      own.removeEventListener('abort', abort);
+      lifetime.removeEventListener('abort', abort);
+    }
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * Routes one Telegram update to the agent's event queue. Routing only queues:
+ * nothing here waits for a turn, so one slow conversation never holds up the
+ * updates of another. Updates from outside the allowlists stop here.
+ */
+import type { Update } from 'grammy/types';
+import type { Logger } from '../../log.js';
+import type { EventQueue } from '../event-queue.js';
+import type { InboundEvent } from '../types.js';
+import type { AccessPolicy } from './access.js';
+import type { CallbackAnswers } from './callbacks.js';
+import { toInboundEvent, type BotIdentity } from './inbound.js';
+
+/** What {@link UpdateRouter} needs. */
+export interface UpdateRouterDeps {
+  bot: BotIdentity;
+  knownCommands: ReadonlySet<string>;
+  access: AccessPolicy;
+  callbacks: CallbackAnswers;
+  queue: EventQueue<InboundEvent>;
+  log: Logger;
+  /** Sends the denied-access reply into a private chat. */
+  sendDenied(chatId: string, text: string): Promise<void>;
+}
+
+/** Turns updates into queued inbound events. */
+export class UpdateRouter {
+  constructor(private readonly deps: UpdateRouterDeps) {}
+
+  /** Queues the event of `update`, if it carries one pincer serves. */
+  route(update: Update, now = Date.now()): void {
+    if (update.message) this.routeMessage(update.message, now);
+    else if (update.callback_query) this.routeCallback(update.callback_query, now);
+  }
+
+  private routeMessage(message: NonNullable<Update['message']>, now: number): void {
+    const from = message.from;
+    if (!from || from.is_bot) return;
+    if (!this.deps.access.allows(String(message.chat.id), String(from.id))) {
+      if (message.chat.type === 'private') this.replyDenied(String(message.chat.id), String(from.id), now);
+      this.deps.log.debug({ chatId: message.chat.id, userId: from.id }, 'telegram: message from outside the allowlists ignored');
+      return;
+    }
+    const event = toInboundEvent(message, { bot: this.deps.bot, knownCommands: this.deps.knownCommands, now });
+    if (event) this.deps.queue.push(event);
+  }
+
+  private routeCallback(query: NonNullable<Update['callback_query']>, now: number): void {
+    const chatId = String(query.message?.chat.id ?? query.from.id);
+    if (query.from.is_bot || !this.deps.access.allows(chatId, String(query.from.id))) {
+      this.deps.callbacks.ignore(query);
+      return;
+    }
+    const event = this.deps.callbacks.toApprovalAnswer(query, now);
+    if (event) this.deps.queue.push(event);
+  }
+
+  private replyDenied(chatId: string, userId: string, now: number): void {
+    void this.deps.access
+      .deniedReplyFor(userId, now)
+      .then((text) => (text ? this.deps.sendDenied(chatId, text) : undefined))
+      .catch((error: unknown) => {
+        this.deps.log.warn({ error: error instanceof Error ? error.message : String(error) }, 'telegram: denied-access reply failed');
+      });
+  }
+}

@@ -1,0 +1,290 @@
+/**
+ * The terminal channel: a local REPL that needs no token. The person at the
+ * keyboard is the owner in one DM with the bot; lines become messages,
+ * `/name args` lines become commands, and `y` / `n` / `a` answer a pending
+ * approval prompt.
+ *
+ * Edits: a terminal cannot change what it printed. `send` prints at once;
+ * `edit` prints only the new tail when the text extends what is on screen
+ * (in place while the message is still the last output, see {@link Screen}),
+ * and prints the whole text again when it changed otherwise.
+ */
+import { createInterface, type Interface } from 'node:readline';
+import { ChannelError } from '../../errors.js';
+import { approvalOutcomeLine, approvalPromptText } from '../approval-text.js';
+import { EventQueue } from '../event-queue.js';
+import type {
+  ApprovalAction,
+  ApprovalOutcome,
+  ApprovalPrompt,
+  Channel,
+  ChannelCapabilities,
+  ChannelDeps,
+  ChatAddress,
+  ChatInfo,
+  InboundEvent,
+  Reply,
+  Sender,
+  SentMessage,
+} from '../types.js';
+import { interpretLine } from './input.js';
+import { approvalQuestion, terminalStyle, terminalText, type TerminalStyle } from './render.js';
+import { Screen } from './screen.js';
+
+/** Options of {@link TerminalChannel}. */
+export interface TerminalChannelOptions {
+  /** Usually `process.stdin`. */
+  input: NodeJS.ReadableStream;
+  /** Usually `process.stdout`. */
+  output: NodeJS.WritableStream;
+  /** Display name of the person at the keyboard (config `terminal.userName`). */
+  userName: string;
+  /** User id in thread keys and owner lists (`terminal:<id>`); default `owner`. */
+  userId?: string;
+  /** ANSI colours; default: when the output is a TTY and `NO_COLOR` is unset. */
+  color?: boolean;
+  /** Name printed in front of the bot's messages; default `pincer`. */
+  botName?: string;
+}
+
+/** What a terminal can do: long messages, instant edits, no typing indicator to refresh. */
+export const TERMINAL_CAPABILITIES = {
+  maxMessageLength: 100_000,
+  minEditIntervalMs: 0,
+  typingIntervalMs: 0,
+} as const satisfies ChannelCapabilities;
+
+/** The one chat of the terminal channel. */
+export const TERMINAL_CHAT = {
+  channel: 'terminal',
+  chatId: 'local',
+  kind: 'dm',
+  scope: 'global',
+} as const satisfies ChatInfo;
+
+const PROMPT = '> ';
+/** A second Ctrl+C within this time quits instead of interrupting. */
+const DOUBLE_INTERRUPT_MS = 2_000;
+/** Messages remembered for edits; older ones are simply printed again when edited. */
+const REMEMBERED_MESSAGES = 200;
+
+/**
+ * A {@link Channel} over a pair of streams, for running the bot from a shell.
+ *
+ * @example
+ * const terminal = new TerminalChannel({ input: process.stdin, output: process.stdout, userName: 'ada' }, deps);
+ * await terminal.start();
+ * for await (const event of terminal.events()) ...
+ */
+export class TerminalChannel implements Channel {
+  readonly name = 'terminal';
+  readonly capabilities: ChannelCapabilities = TERMINAL_CAPABILITIES;
+
+  private readonly queue = new EventQueue<InboundEvent>();
+  private readonly sender: Sender;
+  private readonly screen: Screen;
+  private readonly style: TerminalStyle;
+  private readonly clean: (text: string) => string;
+  private readonly botName: string;
+  /** Text on screen per sent message id, for edits. */
+  private readonly printed = new Map<string, string>();
+  /** Shown and not yet answered at the keyboard, oldest first: the next answer goes to the first. */
+  private awaitingAnswer: ApprovalPrompt[] = [];
+  private readline?: Interface;
+  private nextId = 1;
+  private lastInterruptAt = 0;
+
+  constructor(
+    private readonly options: TerminalChannelOptions,
+    private readonly deps: ChannelDeps,
+  ) {
+    const tty = Boolean((options.output as { isTTY?: boolean }).isTTY);
+    this.sender = { id: options.userId ?? 'owner', name: options.userName };
+    this.screen = new Screen(options.output, tty);
+    this.style = terminalStyle(options.color ?? (tty && !process.env.NO_COLOR));
+    this.clean = terminalText(deps.secrets);
+    this.botName = options.botName ?? 'pincer';
+  }
+
+  /** Starts reading lines; the prompt appears on a TTY. */
+  async start(): Promise<void> {
+    if (this.readline || this.queue.isClosed) return;
+    const { input, output } = this.options;
+    const readline = createInterface({ input, output, terminal: this.screen.tty, prompt: PROMPT, historySize: 200 });
+    this.readline = readline;
+    readline.on('line', (line) => this.onLine(line));
+    readline.on('SIGINT', () => this.onInterrupt());
+    readline.on('close', () => this.onClose());
+    if (this.screen.tty) this.attachPrompt(readline, input);
+    this.deps.log.debug('terminal channel started');
+  }
+
+  /** Closes the line editor; the event stream ends. */
+  async stop(): Promise<void> {
+    if (this.readline) this.readline.close();
+    else this.onClose();
+  }
+
+  /** Typed lines and Ctrl+C, until the input ends (Ctrl+D) or the channel stops. */
+  events(): AsyncIterable<InboundEvent> {
+    return this.queue;
+  }
+
+  /** Prints a bot message; it stays open for streaming edits (see the file comment). */
+  async send(chat: ChatAddress, text: string): Promise<SentMessage> {
+    this.assertLocal(chat);
+    const id = `t${this.nextId++}`;
+    const clean = this.clean(text);
+    this.screen.startMessage(id, this.prefixed(clean));
+    this.remember(id, clean);
+    return { chat: { channel: TERMINAL_CHAT.channel, chatId: TERMINAL_CHAT.chatId }, ids: [id] };
+  }
+
+  /** Prints the new tail of an extended message, or the whole text when it changed otherwise. */
+  async edit(message: SentMessage, text: string): Promise<SentMessage> {
+    const id = message.ids[0];
+    if (!id) throw new ChannelError(this.name, 'cannot edit a message without an id');
+    const clean = this.clean(text);
+    const before = this.printed.get(id);
+    if (before === clean) return message;
+    if (before !== undefined && clean.startsWith(before)) {
+      const tail = clean.slice(before.length);
+      if (!this.screen.extendMessage(id, tail)) this.screen.startMessage(id, this.prefixed(`…${tail}`));
+    } else {
+      this.screen.startMessage(id, this.prefixed(clean));
+    }
+    this.remember(id, clean);
+    return message;
+  }
+
+  /** Shows `… thinking` in place of the prompt, on a TTY only. */
+  async typing(chat: ChatAddress): Promise<void> {
+    this.assertLocal(chat);
+    this.screen.showStatus(this.style.dim('… thinking'));
+  }
+
+  /** Prints the prompt and asks `Approve? [y]es / [n]o / [a]lways`; the next answer typed goes to it. */
+  async sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage> {
+    this.assertLocal(chat);
+    this.awaitingAnswer.push(prompt);
+    const text = this.clean(approvalPromptText(prompt));
+    this.updatePrompt();
+    // On a TTY the question is the input prompt itself; elsewhere it is printed.
+    const question = this.screen.tty ? '' : `\n${this.style.bold(approvalQuestion(prompt.allowAlways).trimEnd())}`;
+    this.screen.printBlock(`${text}${question}`);
+    return { chat: { channel: TERMINAL_CHAT.channel, chatId: TERMINAL_CHAT.chatId }, ids: [`t${this.nextId++}`] };
+  }
+
+  /** Prints how the approval ended; the input prompt returns to `> `. */
+  async resolveApproval(_message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
+    this.awaitingAnswer = this.awaitingAnswer.filter((p) => p.id !== prompt.id);
+    this.updatePrompt();
+    this.screen.printBlock(approvalOutcomeLine(outcome));
+  }
+
+  /** The person at the keyboard controls the process, so they are an admin here. */
+  async isAdmin(_chat: ChatInfo, userId: string): Promise<boolean> {
+    return userId === this.sender.id;
+  }
+
+  private onLine(line: string): void {
+    const pending = this.awaitingAnswer[0];
+    const typed = interpretLine(line, pending);
+    switch (typed.kind) {
+      case 'message':
+        this.push({ type: 'message', messageId: this.inboundId(), text: typed.text, mentionsBot: true, replyToBot: false, attachments: [] });
+        break;
+      case 'command':
+        this.push({ type: 'command', name: typed.name, args: typed.args, messageId: this.inboundId() });
+        break;
+      case 'answer':
+        this.answer(pending!, typed.action);
+        break;
+      case 'always-not-offered':
+        this.screen.printBlock(this.style.dim('"Always allow" is not offered for this tool: answer y or n.'));
+        break;
+      case 'empty':
+        break;
+    }
+    this.screen.showPrompt();
+  }
+
+  /** Sends the answer once; the prompt stops taking answers even before the agent resolves it. */
+  private answer(prompt: ApprovalPrompt, action: ApprovalAction): void {
+    this.awaitingAnswer = this.awaitingAnswer.filter((p) => p !== prompt);
+    this.updatePrompt();
+    this.push({ type: 'approval', approvalId: prompt.id, action, respond: (reply) => this.notice(reply) });
+  }
+
+  /** Ctrl+C interrupts the running turn; twice in a row quits. */
+  private onInterrupt(): void {
+    const now = Date.now();
+    if (now - this.lastInterruptAt < DOUBLE_INTERRUPT_MS) {
+      this.readline?.close();
+      return;
+    }
+    this.lastInterruptAt = now;
+    this.discardTypedLine();
+    this.push({ type: 'command', name: 'stop', args: '' });
+    this.screen.printBlock(this.style.dim('^C  stopping (press Ctrl+C again to quit)'));
+  }
+
+  private onClose(): void {
+    // A closed line editor throws on use; dropping it keeps late output (a final reply) working.
+    this.readline = undefined;
+    this.screen.close();
+    this.queue.close();
+  }
+
+  private push(event: DistributiveOmit<InboundEvent, 'chat' | 'sender' | 'receivedAt'>): void {
+    this.queue.push({ ...event, chat: { ...TERMINAL_CHAT }, sender: { ...this.sender }, receivedAt: Date.now() });
+  }
+
+  private async notice(reply: Reply): Promise<void> {
+    this.screen.printBlock(this.style.dim(this.clean(reply.text)));
+  }
+
+  /** Hooks the screen to the line editor so output and typing do not garble each other. */
+  private attachPrompt(readline: Interface, input: NodeJS.ReadableStream): void {
+    this.screen.attachPrompt({ redraw: () => readline.prompt(true), isTyping: () => readline.line.length > 0 });
+    // Prepended so the screen makes room before readline echoes the key.
+    const beforeKey = () => this.screen.beforeKey();
+    input.prependListener('keypress', beforeKey);
+    readline.once('close', () => input.removeListener('keypress', beforeKey));
+    this.screen.printBlock(this.style.dim('pincer terminal: type a message, /help for commands, Ctrl+D to quit.'));
+  }
+
+  private updatePrompt(): void {
+    const pending = this.awaitingAnswer[0];
+    this.readline?.setPrompt(pending ? this.style.bold(approvalQuestion(pending.allowAlways)) : PROMPT);
+  }
+
+  private discardTypedLine(): void {
+    if (!this.screen.tty || !this.readline) return;
+    this.readline.write(null, { ctrl: true, name: 'e' });
+    this.readline.write(null, { ctrl: true, name: 'u' });
+  }
+
+  private prefixed(text: string): string {
+    return `${this.style.botName(`${this.botName}:`)} ${text}`;
+  }
+
+  private remember(id: string, text: string): void {
+    this.printed.delete(id);
+    this.printed.set(id, text);
+    if (this.printed.size > REMEMBERED_MESSAGES) this.printed.delete(this.printed.keys().next().value!);
+  }
+
+  private inboundId(): string {
+    return `in${this.nextId++}`;
+  }
+
+  private assertLocal(chat: ChatAddress): void {
+    if (chat.channel !== TERMINAL_CHAT.channel || chat.chatId !== TERMINAL_CHAT.chatId) {
+      throw new ChannelError(this.name, `no such chat: ${chat.channel}:${chat.chatId}`);
+    }
+  }
+}
+
+/** `Omit` applied to each member of a union, so the event type stays discriminated. */
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

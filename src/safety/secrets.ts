@@ -1,0 +1,98 @@
+/**
+ * Secret detection and redaction. One redactor is shared by tool output, logs,
+ * approval prompts and outbound chat messages, so a credential that slips into
+ * any of them is replaced by the same marker.
+ *
+ * Every pattern is linear: character classes with bounded or single
+ * quantifiers, no nested repetition, so a hostile 10 MB text cannot make a
+ * scan take quadratic time.
+ */
+
+/** What replaces a secret. */
+export const REDACTED = '[redacted]';
+
+/** A kind of secret and how to find it. */
+export interface SecretPattern {
+  kind: string;
+  /** Global regex. When `keepGroup` is set, that capture group (a label) stays and the rest is redacted. */
+  regex: RegExp;
+  keepGroup?: number;
+}
+
+/** The secrets pincer recognises on its own, most specific first. */
+export const SECRET_PATTERNS: readonly SecretPattern[] = [
+  { kind: 'pem-private-key', regex: /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|$)/g },
+  { kind: 'anthropic', regex: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
+  { kind: 'openrouter', regex: /\bsk-or-[A-Za-z0-9_-]{20,}/g },
+  { kind: 'openai', regex: /\bsk-[A-Za-z0-9_-]{20,}/g },
+  { kind: 'aws-access-key', regex: /\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b/g },
+  {
+    kind: 'aws-secret-key',
+    regex: /(\b(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s{0,5}[:=]\s{0,5}["']?)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])/gi,
+    keepGroup: 1,
+  },
+  { kind: 'github', regex: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,255}/g },
+  { kind: 'github-pat', regex: /\bgithub_pat_[A-Za-z0-9_]{22,255}/g },
+  { kind: 'slack', regex: /\bxox[abpors]-[A-Za-z0-9-]{10,}/g },
+  { kind: 'slack-app', regex: /\bxapp-[A-Za-z0-9-]{10,}/g },
+  { kind: 'telegram-bot', regex: /\b\d{5,12}:AA[A-Za-z0-9_-]{30,40}/g },
+  { kind: 'discord-bot', regex: /\b[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}/g },
+  {
+    kind: 'authorization-header',
+    regex: /(\bauthorization["']?\s{0,5}[:=]\s{0,5}["']?(?:Bearer|Basic|Token|Bot)\s{1,5})[A-Za-z0-9._~+/=-]{6,}/gi,
+    keepGroup: 1,
+  },
+  { kind: 'bearer-token', regex: /(\bBearer\s{1,5})[A-Za-z0-9._~+/=-]{16,}/g, keepGroup: 1 },
+  {
+    kind: 'assigned-secret',
+    regex: /(\b(?:api_?key|apikey|client_?secret|secret_?key|access_?token|auth_?token|password)["']?\s{0,5}[:=]\s{0,5}["']?)[^\s"',;&]{12,}/gi,
+    keepGroup: 1,
+  },
+];
+
+/** Replaces secrets in text. */
+export interface Redactor {
+  /** The text with every recognised secret and every configured credential replaced by `[redacted]`. */
+  redact(text: string): string;
+}
+
+/** Credentials shorter than this are not scrubbed by value: too many innocent matches. */
+const MIN_EXTRA_SECRET_LENGTH = 6;
+
+/**
+ * Builds a redactor for the built-in secret kinds plus `extraSecrets` (the
+ * configured credentials, matched literally).
+ *
+ * @example
+ * const redactor = createRedactor([config.telegram.token ?? '']);
+ * log.info(redactor.redact(text));
+ */
+export function createRedactor(extraSecrets: readonly string[] = []): Redactor {
+  const literal = literalMatcher(extraSecrets);
+  return {
+    redact(text: string): string {
+      let out = literal ? text.replace(literal, REDACTED) : text;
+      for (const pattern of SECRET_PATTERNS) out = applyPattern(out, pattern);
+      return out;
+    },
+  };
+}
+
+function applyPattern(text: string, pattern: SecretPattern): string {
+  pattern.regex.lastIndex = 0;
+  const { keepGroup } = pattern;
+  if (keepGroup === undefined) return text.replace(pattern.regex, REDACTED);
+  return text.replace(pattern.regex, (...groups: unknown[]) => `${String(groups[keepGroup])}${REDACTED}`);
+}
+
+function literalMatcher(secrets: readonly string[]): RegExp | undefined {
+  const usable = [...new Set(secrets.filter((s) => s.length >= MIN_EXTRA_SECRET_LENGTH))];
+  if (usable.length === 0) return undefined;
+  // Longest first so a credential that contains another is removed whole.
+  usable.sort((a, b) => b.length - a.length);
+  return new RegExp(usable.map(escapeRegExp).join('|'), 'g');
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+}

@@ -1,0 +1,92 @@
+/**
+ * Confining file tools to the workspace folder. A path from the model must be
+ * relative, may not contain `..`, and must still be inside the workspace once
+ * every symlink is resolved (for writes: the nearest existing parent too, so a
+ * symlinked folder cannot smuggle a new file outside).
+ */
+import { lstat, mkdir, realpath } from 'node:fs/promises';
+import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
+import { ToolError } from '../../../errors.js';
+
+/** The workspace root, created on first use, as a real path. */
+export async function workspaceRoot(dir: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  return realpath(dir);
+}
+
+/** Throws ToolError unless `path` is a plain relative path without `..`. */
+export function checkRelativePath(path: string): void {
+  if (path.includes('\0')) throw new ToolError('the path contains a NUL character.');
+  if (isAbsolute(path) || /^[A-Za-z]:[\\/]/.test(path) || path.startsWith('\\')) {
+    throw new ToolError(`"${path}" is an absolute path; use a path relative to the workspace.`);
+  }
+  if (path.split(/[\\/]+/).includes('..')) throw new ToolError(`"${path}" leaves the workspace ("..") and is refused.`);
+}
+
+/** The real path of an existing file or folder inside the workspace. */
+export async function resolveExisting(root: string, path: string): Promise<string> {
+  checkRelativePath(path);
+  let real: string;
+  try {
+    real = await realpath(join(root, path));
+  } catch (error) {
+    throw notFound(path, error);
+  }
+  assertInside(root, real, path);
+  return real;
+}
+
+/**
+ * Where to write `path`: its parent folders are created inside the workspace;
+ * an existing symlink is followed only when it stays inside. The caller opens
+ * the returned path with O_NOFOLLOW.
+ */
+export async function resolveForWrite(root: string, path: string): Promise<string> {
+  checkRelativePath(path);
+  const target = join(root, path);
+  if (target === root) throw new ToolError('a file name is needed, not the workspace folder itself.');
+  const parent = dirname(target);
+  assertInside(root, await realpath(await nearestExisting(parent)), path);
+  await mkdir(parent, { recursive: true });
+  const realParent = await realpath(parent);
+  assertInside(root, realParent, path);
+  const finalPath = join(realParent, basename(target));
+  const stat = await lstat(finalPath).catch(() => undefined);
+  if (stat?.isSymbolicLink()) {
+    const real = await realpath(finalPath).catch((error: unknown) => {
+      throw notFound(path, error);
+    });
+    assertInside(root, real, path);
+    return real;
+  }
+  if (stat?.isDirectory()) throw new ToolError(`"${path}" is a folder, not a file.`);
+  return finalPath;
+}
+
+/** `path` relative to the workspace, with `/` separators, for messages. */
+export function displayPath(root: string, real: string): string {
+  return relative(root, real).split(sep).join('/') || '.';
+}
+
+async function nearestExisting(path: string): Promise<string> {
+  let current = path;
+  for (;;) {
+    if (await lstat(current).then(() => true, () => false)) return current;
+    const up = dirname(current);
+    if (up === current) return current;
+    current = up;
+  }
+}
+
+function assertInside(root: string, real: string, path: string): void {
+  if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) {
+    throw new ToolError(`"${path}" resolves outside the workspace (through a symlink) and is refused.`);
+  }
+}
+
+function notFound(path: string, error: unknown): ToolError {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return new ToolError(`"${path}" does not exist in the workspace.`);
+  if (code === 'ELOOP') return new ToolError(`"${path}" is a symlink loop.`);
+  return new ToolError(`cannot open "${path}" (${code ?? 'unknown error'}).`);
+}

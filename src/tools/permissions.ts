@@ -1,0 +1,113 @@
+/**
+ * Users' own tool permissions: `alwaysAllow`, `askEachTime` or `disabled` per
+ * (user, tool), persisted in the store. Unset permissions come from seeded
+ * defaults: read-only tools are always allowed, everything else asks.
+ */
+import { z } from 'zod';
+import type { Store } from '../store/store.js';
+import { staticRequirement } from './requirement.js';
+import type { Permission, Tool } from './types.js';
+
+/** The tools a store needs to know about (the registry satisfies this). */
+export interface ToolCatalog {
+  get(name: string): { tool: Tool } | undefined;
+  names(): string[];
+}
+
+/** A user's permission for one tool and where it comes from. */
+export interface PermissionEntry {
+  tool: string;
+  permission: Permission;
+  source: 'user' | 'default';
+}
+
+/** Why a permission could not be stored. */
+export type PermissionRefusal = 'always_requires_approval';
+
+/** The outcome of {@link PermissionStore.set}: refusals carry a sentence for the user. */
+export type SetPermissionResult = { ok: true } | { ok: false; reason: PermissionRefusal; message: string };
+
+/** Reads and writes users' permissions. */
+export interface PermissionStore {
+  /** The user's permission for a tool: stored, or the seeded default. Cheap (cached). */
+  get(userId: string, tool: string): Promise<Permission>;
+  /** Every known tool plus any stored one, with the user's permission. */
+  list(userId: string): Promise<PermissionEntry[]>;
+  /** Stores a permission; refuses `alwaysAllow` for a tool that always needs approval. Resolves once written. */
+  set(userId: string, tool: string, permission: Permission): Promise<SetPermissionResult>;
+  /** Goes back to the seeded default. Resolves once written. */
+  reset(userId: string, tool: string): Promise<void>;
+}
+
+const PermissionSchema = z.enum(['alwaysAllow', 'askEachTime', 'disabled']);
+const UserPermissionsSchema = z.object({ tools: z.record(z.string(), PermissionSchema) });
+type UserPermissions = z.infer<typeof UserPermissionsSchema>;
+
+/** Users kept in the read cache; past this the oldest is dropped. */
+const CACHE_USERS = 10_000;
+
+/** The permission a user has before choosing one. */
+export function seededPermission(tool: Tool | undefined): Permission {
+  if (!tool) return 'askEachTime';
+  return tool.readOnly && staticRequirement(tool) !== 'always' ? 'alwaysAllow' : 'askEachTime';
+}
+
+/** Creates the permission store over `store`, knowing the tools through `catalog`. */
+export function createPermissionStore(store: Store, catalog: ToolCatalog): PermissionStore {
+  const records = store.namespace('tool-permissions', UserPermissionsSchema);
+  const cache = new Map<string, Promise<UserPermissions>>();
+  const load = (userId: string): Promise<UserPermissions> => {
+    const hit = cache.get(userId);
+    if (hit) return hit;
+    const loading = records.get(userId).then((r) => r ?? { tools: {} });
+    loading.catch(() => cache.delete(userId));
+    remember(cache, userId, loading);
+    return loading;
+  };
+  const write = async (userId: string, change: (tools: Record<string, Permission>) => void) => {
+    cache.delete(userId);
+    const next = await records.update(userId, (current) => {
+      const tools = { ...(current?.tools ?? {}) };
+      change(tools);
+      return Object.keys(tools).length ? { tools } : undefined;
+    });
+    remember(cache, userId, Promise.resolve(next ?? { tools: {} }));
+  };
+  const effective = (stored: UserPermissions, tool: string): Permission =>
+    stored.tools[tool] ?? seededPermission(catalog.get(tool)?.tool);
+  return {
+    async get(userId, tool) {
+      return effective(await load(userId), tool);
+    },
+    async list(userId) {
+      const stored = await load(userId);
+      const names = [...new Set([...catalog.names(), ...Object.keys(stored.tools)])];
+      return names.map((tool) => ({ tool, permission: effective(stored, tool), source: stored.tools[tool] ? 'user' : 'default' }));
+    },
+    async set(userId, tool, permission) {
+      const known = catalog.get(tool)?.tool;
+      if (permission === 'alwaysAllow' && known && staticRequirement(known) === 'always') {
+        return {
+          ok: false,
+          reason: 'always_requires_approval',
+          message: `"${tool}" asks for approval every time; it cannot be set to always allow.`,
+        };
+      }
+      await write(userId, (tools) => {
+        tools[tool] = permission;
+      });
+      return { ok: true };
+    },
+    async reset(userId, tool) {
+      await write(userId, (tools) => {
+        delete tools[tool];
+      });
+    },
+  };
+}
+
+function remember<V>(cache: Map<string, V>, key: string, value: V): void {
+  cache.delete(key);
+  cache.set(key, value);
+  if (cache.size > CACHE_USERS) cache.delete(cache.keys().next().value as string);
+}

@@ -1,0 +1,230 @@
+/**
+ * The execution pipeline: the one place where tool calls run. Each call goes
+ * through these stages, in order, and every failure becomes a result the model
+ * can read, never an exception:
+ *
+ *   find the tool -> normalise arguments -> approval decision -> rate limit ->
+ *   before-tool hooks -> validation -> execute (timeout, abort) -> sanitise ->
+ *   result -> audit record
+ *
+ * The first three stages decide whether a call may run at all (`prepare`); the
+ * rest run it (`runPrepared`). A batch prepares every call, then runs the
+ * runnable ones in parallel (see batch.ts).
+ */
+import type { ToolCall } from '../llm/types.js';
+import type { Logger } from '../log.js';
+import { sanitizeMessage, sanitizeToolOutput, type SanitizeOptions } from '../safety/sanitize.js';
+import type { Redactor } from '../safety/secrets.js';
+import type { Store } from '../store/store.js';
+import { decideApproval } from './approval.js';
+import { createAuditLog, type AuditLog } from './audit.js';
+import { runBatch } from './batch.js';
+import type { PermissionStore } from './permissions.js';
+import type { PolicyStore } from './policy.js';
+import type { RegisteredTool, ToolRegistry } from './registry.js';
+import { approvalRequest, requirementFor } from './stages/approval-request.js';
+import { executeTool } from './stages/execute.js';
+import { runBeforeHooks, type BeforeToolHook } from './stages/hooks.js';
+import { coerceParams, normalizeArguments, type Params } from './stages/normalize.js';
+import { createRateLimiter, rateLimitMessage, type RateLimiter } from './stages/rate-limit.js';
+import { boundText, displayJson, redactParams } from './stages/sensitive.js';
+import { validateParams } from './stages/validate.js';
+import type { CallResult, CallStatus, RunOptions, Tool, ToolContext, ToolPipeline } from './types.js';
+
+/** Everything the pipeline works with; each piece can be replaced in tests. */
+export interface ToolPipelineDeps {
+  registry: ToolRegistry;
+  permissions: Pick<PermissionStore, 'get'>;
+  policy: Pick<PolicyStore, 'effective'>;
+  store: Store;
+  redactor: Redactor;
+  log: Logger;
+  /** `agent.toolConcurrency` and `tools.maxOutputChars`. */
+  config: { toolConcurrency: number; maxOutputChars: number };
+  hooks?: BeforeToolHook[];
+  /** Milliseconds clock, for durations, audit times and rate limits. */
+  now?: () => number;
+  /** Where audit records go; by default an audit log in `store`. */
+  audit?: AuditLog;
+}
+
+/** A call that passed the deciding stages and may run. */
+export interface PreparedCall {
+  call: ToolCall;
+  entry: RegisteredTool;
+  params: Params;
+  started: number;
+}
+
+/** The two phases of the pipeline, shared with the batch runner. */
+export interface PipelineCore {
+  prepare(call: ToolCall, ctx: ToolContext, options: RunOptions): Promise<PreparedCall | CallResult>;
+  runPrepared(prepared: PreparedCall, ctx: ToolContext, options: RunOptions): Promise<CallResult>;
+  concurrency: number;
+}
+
+/** Characters of arguments kept in an audit record. */
+const AUDIT_ARGS_CHARS = 2000;
+/** Characters of an error text the model reads. */
+const ERROR_CHARS = 2000;
+
+/**
+ * Creates the pipeline.
+ *
+ * @example
+ * const pipeline = createToolPipeline({ registry, permissions, policy, store, redactor, log,
+ *   config: { toolConcurrency: 4, maxOutputChars: 30_000 } });
+ * const results = await pipeline.runBatch(response.toolCalls, ctx);
+ */
+export function createToolPipeline(deps: ToolPipelineDeps): ToolPipeline {
+  const core = new CallRunner(deps);
+  return {
+    definitions: (viewer) => deps.registry.definitionsFor(viewer, deps),
+    async run(call, ctx, options = {}) {
+      const prepared = await core.prepare(call, ctx, options);
+      return 'status' in prepared ? prepared : core.runPrepared(prepared, ctx, options);
+    },
+    runBatch: (calls, ctx, options = {}) => runBatch(core, calls, ctx, options),
+  };
+}
+
+/** One call on its way through the stages: what the result and the audit record need. */
+interface Trace {
+  call: ToolCall;
+  ctx: ToolContext;
+  started: number;
+  /** Redacted arguments for the audit record. */
+  args: string;
+}
+
+class CallRunner implements PipelineCore {
+  readonly concurrency: number;
+  private readonly now: () => number;
+  private readonly audit: AuditLog;
+  private readonly limiter: RateLimiter;
+  private readonly sanitize: SanitizeOptions;
+
+  constructor(private readonly deps: ToolPipelineDeps) {
+    this.concurrency = deps.config.toolConcurrency;
+    this.now = deps.now ?? Date.now;
+    this.audit = deps.audit ?? createAuditLog(deps.store, { log: deps.log });
+    this.limiter = createRateLimiter(this.now);
+    this.sanitize = { maxChars: deps.config.maxOutputChars, redactor: deps.redactor };
+  }
+
+  /** Stages 1-3: find the tool, normalise its arguments, decide on approval. */
+  prepare(call: ToolCall, ctx: ToolContext, options: RunOptions): Promise<PreparedCall | CallResult> {
+    const trace: Trace = { call, ctx, started: this.now(), args: this.rawArgs(call) };
+    return this.guarded(trace, async () => {
+      const entry = this.deps.registry.get(call.name);
+      if (!entry) return this.fail(trace, 'error', await this.unknownToolMessage(call.name, ctx));
+      const normalized = normalizeArguments(call.name, call.arguments, entry.schema);
+      if (!normalized.ok) return this.fail(trace, 'error', normalized.error);
+      const prepared: PreparedCall = { call, entry, params: normalized.params, started: trace.started };
+      return options.approved ? prepared : this.decide(prepared, { ...trace, args: this.auditArgs(prepared.params, entry.tool) });
+    });
+  }
+
+  /** Stages 4-10: rate limit, hooks, validation, execution, sanitising, result and audit. */
+  runPrepared(prepared: PreparedCall, ctx: ToolContext, options: RunOptions): Promise<CallResult> {
+    const { call, entry } = prepared;
+    const trace: Trace = { call, ctx, started: prepared.started, args: this.auditArgs(prepared.params, entry.tool) };
+    return this.guarded(trace, async () => {
+      const refusal = this.gate(trace, entry.tool, options);
+      if (refusal) return refusal;
+      const hooked = await runBeforeHooks(this.deps.hooks ?? [], call, prepared.params, ctx, entry.tool.sensitiveParams);
+      if (!hooked.ok) {
+        if (hooked.error) this.deps.log.warn({ err: hooked.error, tool: call.name }, 'before-tool hook failed');
+        return this.fail(trace, hooked.status, hooked.content);
+      }
+      const params = hooked.rewritten ? coerceParams(hooked.params, entry.schema) : hooked.params;
+      if (hooked.rewritten) trace.args = this.auditArgs(params, entry.tool);
+      return this.validateAndExecute(trace, entry.tool, params);
+    });
+  }
+
+  private async decide(prepared: PreparedCall, trace: Trace): Promise<PreparedCall | CallResult> {
+    const { call, entry, params } = prepared;
+    const { ctx } = trace;
+    const [policy, permission] = await Promise.all([
+      this.deps.policy.effective(call.name, ctx.scope),
+      this.deps.permissions.get(ctx.userId, call.name),
+    ]);
+    const requirement = requirementFor(entry.tool, params);
+    const decision = decideApproval({ tool: call.name, requirement, policy, permission, context: ctx.approval });
+    if (decision.kind === 'run') return prepared;
+    if (decision.kind === 'reject') return this.fail(trace, 'rejected', `Error: ${decision.reason}`);
+    // Nobody should be asked to approve a call that cannot run.
+    const validation = validateParams(call.name, entry.tool.parameters, params);
+    if (!validation.ok) return this.fail(trace, 'error', validation.error);
+    const approval = approvalRequest(entry.tool, params, validation.params, decision.allowAlways, this.deps.redactor);
+    return this.finish(trace, 'needs_approval', '', { approval });
+  }
+
+  /** What stops a call right before it starts: beforeStart, a stopped turn, the rate limit. */
+  private gate(trace: Trace, tool: Tool, options: RunOptions): Promise<CallResult> | undefined {
+    const { call, ctx } = trace;
+    const skipped = options.beforeStart?.(call);
+    if (skipped !== undefined) return this.finish(trace, 'skipped', skipped);
+    if (ctx.signal.aborted) {
+      return this.finish(trace, 'skipped', `Error: the call to "${call.name}" did not run because the turn was stopped.`);
+    }
+    if (!tool.rateLimit) return undefined;
+    const limited = this.limiter.take(`${ctx.userId}\u0000${tool.name}`, tool.rateLimit);
+    return limited.ok ? undefined : this.fail(trace, 'error', rateLimitMessage(tool.name, limited));
+  }
+
+  private async validateAndExecute(trace: Trace, tool: Tool, params: Params): Promise<CallResult> {
+    const validation = validateParams(tool.name, tool.parameters, params);
+    if (!validation.ok) return this.fail(trace, 'error', validation.error);
+    const executed = await executeTool(tool, validation.params, trace.ctx);
+    if (!executed.ok) {
+      if (executed.error) this.deps.log.debug({ err: executed.error, tool: tool.name }, 'tool call failed');
+      return this.fail(trace, 'error', sanitizeMessage(executed.content, this.sanitize));
+    }
+    return this.finish(trace, 'ok', sanitizeToolOutput(tool.name, executed.output, this.sanitize));
+  }
+
+  private async unknownToolMessage(name: string, ctx: ToolContext): Promise<string> {
+    const visible = await this.deps.registry.definitionsFor(ctx, this.deps);
+    const names = visible.map((d) => d.name).join(', ') || 'none';
+    return `Error: unknown tool ${JSON.stringify(boundText(String(name), 64))}. Available tools: ${names}.`;
+  }
+
+  /** Runs `work`; an unexpected exception becomes an error result, never a rejection. */
+  private async guarded<T>(trace: Trace, work: () => Promise<T>): Promise<T | CallResult> {
+    try {
+      return await work();
+    } catch (error) {
+      this.deps.log.error({ err: error, tool: trace.call.name }, 'tool pipeline failure');
+      return this.fail(trace, 'error', `Error: "${trace.call.name}" could not be run because of an internal problem.`);
+    }
+  }
+
+  private fail(trace: Trace, status: CallStatus, content: string): Promise<CallResult> {
+    return this.finish(trace, status, boundText(this.deps.redactor.redact(content), ERROR_CHARS));
+  }
+
+  /** Builds the result and writes its audit record before handing it back. */
+  private async finish(trace: Trace, status: CallStatus, content: string, extra?: Partial<CallResult>): Promise<CallResult> {
+    const { call, ctx, started, args } = trace;
+    const durationMs = Math.max(0, this.now() - started);
+    const record = { kind: 'call', tool: call.name, userId: ctx.userId, threadKey: ctx.threadKey, args, status, durationMs, at: this.now() } as const;
+    try {
+      await this.audit.record(record);
+    } catch (error) {
+      // A lost audit record must not turn a finished call into a failure.
+      this.deps.log.error({ err: error, tool: call.name }, 'audit record not written');
+    }
+    return { call, status, content, durationMs, ...extra };
+  }
+
+  private auditArgs(params: Params, tool: Tool): string {
+    return displayJson(redactParams(params, tool.sensitiveParams), this.deps.redactor, AUDIT_ARGS_CHARS, false);
+  }
+
+  private rawArgs(call: ToolCall): string {
+    const raw = String(call.arguments ?? '').slice(0, AUDIT_ARGS_CHARS * 2);
+    return boundText(this.deps.redactor.redact(raw), AUDIT_ARGS_CHARS);
+  }
+}

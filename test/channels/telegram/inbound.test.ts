@@ -1,0 +1,185 @@
+import type { Chat } from 'grammy/types';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { InboundCommand, InboundMessage } from '../../../src/channels/types.js';
+import { startFakeTelegram, waitFor, type FakeTelegram } from '../../fakes/telegram/index.js';
+import { ALICE, BOB, OTHER_BOT, dmOf, sleep, startChannel, supergroup, type Harness } from './helpers.js';
+
+describe('Telegram inbound messages', () => {
+  let fake: FakeTelegram;
+  let harness: Harness;
+
+  beforeEach(async () => {
+    fake = await startFakeTelegram();
+    harness = await startChannel(fake);
+  });
+
+  afterEach(async () => {
+    await harness.channel.stop();
+    await fake.close();
+  });
+
+  it('turns a DM into a message with the DM thread key, kind and sender', async () => {
+    fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: 'hello there' });
+    const event = await harness.events.next<InboundMessage>();
+    expect(event).toMatchObject({
+      type: 'message',
+      text: 'hello there',
+      chat: { channel: 'telegram', chatId: '1001', kind: 'dm', scope: 'global' },
+      sender: { id: '1001', name: 'Alice Liddell' },
+      mentionsBot: true,
+      replyToBot: false,
+    });
+    expect(event.chat.subId).toBeUndefined();
+  });
+
+  it('emits an unaddressed group message with mentionsBot false and the group scope and title', async () => {
+    const group = supergroup();
+    fake.sendUserMessage({ chat: group, from: BOB, text: 'just chatting' });
+    const event = await harness.events.next<InboundMessage>();
+    expect(event).toMatchObject({
+      type: 'message',
+      text: 'just chatting',
+      mentionsBot: false,
+      replyToBot: false,
+      chat: { chatId: String(group.id), kind: 'group', scope: `telegram:chat:${group.id}`, title: 'Team Room' },
+    });
+  });
+
+  it('flags an @mention of the bot and strips the username from the text', async () => {
+    fake.sendUserMessage({ chat: supergroup(), from: BOB, text: '@pincer_test_bot what time is it?' });
+    const event = await harness.events.next<InboundMessage>();
+    expect(event.mentionsBot).toBe(true);
+    expect(event.text).toBe('what time is it?');
+  });
+
+  it('does not count a mention of someone else', async () => {
+    fake.sendUserMessage({ chat: supergroup(), from: BOB, text: 'ask @someone_else please' });
+    const event = await harness.events.next<InboundMessage>();
+    expect(event.mentionsBot).toBe(false);
+    expect(event.text).toBe('ask @someone_else please');
+  });
+
+  it('flags a reply to one of the bot messages', async () => {
+    const group = supergroup();
+    const sent = await harness.channel.send({ channel: 'telegram', chatId: String(group.id) }, 'I am here');
+    fake.sendUserMessage({ chat: group, from: BOB, text: 'thanks', replyTo: Number(sent.ids[0]) });
+    const event = await harness.events.next<InboundMessage>();
+    expect(event).toMatchObject({ replyToBot: true, mentionsBot: true, text: 'thanks' });
+  });
+
+  it('does not count a reply to another user as a reply to the bot', async () => {
+    const group = supergroup();
+    const { message } = fake.sendUserMessage({ chat: group, from: ALICE, text: 'first' });
+    fake.sendUserMessage({ chat: group, from: BOB, text: 'second', replyTo: message.message_id });
+    const event = await harness.events.next<InboundMessage>((e) => e.type === 'message' && e.text === 'second');
+    expect(event.replyToBot).toBe(false);
+  });
+
+  it('reads /cmd@thisbot in a group as a command with lower-case name and args', async () => {
+    fake.sendUserMessage({ chat: supergroup(), from: ALICE, text: '/Policy@pincer_test_bot allow web_fetch' });
+    const event = await harness.events.next<InboundCommand>();
+    expect(event).toMatchObject({ type: 'command', name: 'policy', args: 'allow web_fetch', sender: { id: '1001' } });
+  });
+
+  it('ignores /cmd@otherbot entirely', async () => {
+    const group = supergroup();
+    fake.sendUserMessage({ chat: group, from: ALICE, text: '/stop@other_bot' });
+    fake.sendUserMessage({ chat: group, from: ALICE, text: 'marker' });
+    await harness.events.next((e) => e.type === 'message' && e.text === 'marker');
+    expect(harness.events.seen).toHaveLength(1);
+  });
+
+  it('reads a bare /cmd in a DM as a command, and a known bare command in a group', async () => {
+    fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: '/start' });
+    fake.sendUserMessage({ chat: supergroup(), from: BOB, text: '/stop now' });
+    const start = await harness.events.next<InboundCommand>((e) => e.type === 'command' && e.name === 'start');
+    const stop = await harness.events.next<InboundCommand>((e) => e.type === 'command' && e.name === 'stop');
+    expect(start.chat.kind).toBe('dm');
+    expect(stop).toMatchObject({ args: 'now', chat: { kind: 'group' } });
+  });
+
+  it('keeps an unknown bare /cmd in a group as ordinary text (it may be meant for another bot)', async () => {
+    fake.sendUserMessage({ chat: supergroup(), from: BOB, text: '/roll 2d6' });
+    const event = await harness.events.next();
+    expect(event).toMatchObject({ type: 'message', text: '/roll 2d6', mentionsBot: false });
+  });
+
+  it('treats forum topics as separate threads and replies inside the topic', async () => {
+    const forum = { ...supergroup(-1009999, 'Forum'), is_forum: true } as Chat;
+    fake.sendUserMessage({ chat: forum, from: ALICE, text: 'in topic 5', threadId: 5 });
+    fake.sendUserMessage({ chat: forum, from: ALICE, text: 'in topic 9', threadId: 9 });
+    const five = await harness.events.next<InboundMessage>((e) => e.type === 'message' && e.text === 'in topic 5');
+    const nine = await harness.events.next<InboundMessage>((e) => e.type === 'message' && e.text === 'in topic 9');
+    expect(five.chat.subId).toBe('5');
+    expect(nine.chat.subId).toBe('9');
+    // Every topic message "replies" to the topic's first message: that is not a reply to the bot.
+    expect(five.replyToBot).toBe(false);
+
+    await harness.channel.send(five.chat, 'answer in five');
+    await harness.channel.typing(nine.chat);
+    const reply = fake.sent.find((record) => record.plainText === 'answer in five');
+    expect(reply?.threadId).toBe(5);
+    expect(fake.chatActions.at(-1)).toMatchObject({ chatId: '-1009999', action: 'typing', threadId: 9 });
+  });
+
+  it('ignores messages of other bots', async () => {
+    const group = supergroup();
+    fake.sendUserMessage({ chat: group, from: OTHER_BOT, text: '@pincer_test_bot hi from a bot' });
+    fake.sendUserMessage({ chat: group, from: BOB, text: 'marker' });
+    await harness.events.next((e) => e.type === 'message' && e.text === 'marker');
+    expect(harness.events.seen).toHaveLength(1);
+  });
+
+  it('handles a later update while earlier ones are still unread by the agent (handlers only queue)', async () => {
+    for (let i = 0; i < 20; i++) fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: `m${i}` });
+    await waitFor(() => harness.events.seen.length === 20, 5000, '20 events');
+    expect(harness.events.seen.map((e) => (e.type === 'message' ? e.text : ''))).toEqual(Array.from({ length: 20 }, (_, i) => `m${i}`));
+  });
+
+  it('stop() ends the event stream promptly, even with a long poll held open', async () => {
+    await sleep(100);
+    const started = Date.now();
+    await harness.channel.stop();
+    await waitFor(() => harness.events.done, 1000, 'stream end');
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+});
+
+describe('Telegram allowlists', () => {
+  let fake: FakeTelegram;
+  let harness: Harness;
+
+  beforeEach(async () => {
+    fake = await startFakeTelegram();
+  });
+
+  afterEach(async () => {
+    await harness.channel.stop();
+    await fake.close();
+  });
+
+  it('ignores users outside allowedUsers and answers their DM with deniedReply once', async () => {
+    harness = await startChannel(fake, { config: { allowedUsers: [String(ALICE.id)], deniedReply: 'This bot is private.' } });
+    fake.sendUserMessage({ chat: dmOf(BOB), from: BOB, text: 'let me in' });
+    fake.sendUserMessage({ chat: dmOf(BOB), from: BOB, text: 'please' });
+    fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: 'marker' });
+    await harness.events.next((e) => e.type === 'message' && e.text === 'marker');
+    await waitFor(() => fake.chatMessages(BOB.id).length > 0, 2000, 'denied reply');
+    await sleep(100);
+    expect(harness.events.seen.map((e) => e.sender.id)).toEqual([String(ALICE.id)]);
+    expect(fake.chatMessages(BOB.id).map((m) => m.plainText)).toEqual(['This bot is private.']);
+  });
+
+  it('serves anyone in an allowed chat and nobody elsewhere', async () => {
+    const allowed = supergroup(-100111, 'Allowed');
+    const other = supergroup(-100222, 'Other');
+    harness = await startChannel(fake, { config: { allowedChats: [String(allowed.id)] } });
+    fake.sendUserMessage({ chat: other, from: BOB, text: 'elsewhere' });
+    fake.sendUserMessage({ chat: dmOf(BOB), from: BOB, text: 'dm' });
+    fake.sendUserMessage({ chat: allowed, from: BOB, text: 'allowed' });
+    await harness.events.next((e) => e.type === 'message' && e.text === 'allowed');
+    await sleep(100);
+    expect(harness.events.seen).toHaveLength(1);
+    expect(fake.chatMessages(BOB.id)).toEqual([]);
+  });
+});

@@ -1,0 +1,4 @@
+import { defineScenarioSuite } from './suite.js';
+import { createTelegramDriver } from './drivers/telegram.js';
+
+defineScenarioSuite(createTelegramDriver);

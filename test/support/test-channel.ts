@@ -1,0 +1,278 @@
+/**
+ * An in-memory chat platform and its channel adapter, for the scenario suite
+ * and the runtime's unit tests. The {@link TestPlatform} holds what outlives one
+ * adapter (chats, everything the bot showed, admins, injected faults); each
+ * {@link TestChannel} is one adapter instance over it, so a simulated restart
+ * is `platform.createChannel()` against the same recorded state.
+ */
+import { approvalPromptText, approvalResolvedText } from '../../src/channels/approval-text.js';
+import { EventQueue } from '../../src/channels/event-queue.js';
+import { splitMessage } from '../../src/channels/split.js';
+import type {
+  ApprovalAction,
+  ApprovalOutcome,
+  ApprovalPrompt,
+  AttachmentMeta,
+  Channel,
+  ChannelCapabilities,
+  ChannelDeps,
+  ChatAddress,
+  ChatInfo,
+  InboundApprovalAnswer,
+  InboundCommand,
+  InboundEvent,
+  InboundMessage,
+  Reply,
+  Sender,
+  SentMessage,
+} from '../../src/channels/types.js';
+import { ChannelError } from '../../src/errors.js';
+import { createRedactor, type Redactor } from '../../src/safety/secrets.js';
+import { PlatformState, type NoticeRecord, type SentRecord, type TestPlatformOptions } from './test-platform.js';
+
+export * from './test-platform.js';
+
+/** The in-memory platform: its state plus a factory of adapters, the latest of which receives injected events. */
+export class TestPlatform extends PlatformState {
+  private current?: TestChannel;
+
+  /** A new adapter over this platform; later injections go to it (a restarted bot's adapter). */
+  createChannel(deps?: ChannelDeps): TestChannel {
+    this.current = new TestChannel(this, deps);
+    return this.current;
+  }
+
+  /** The adapter created last; throws before the first `createChannel`. */
+  get channel(): TestChannel {
+    if (!this.current) throw new ChannelError(this.name, 'no channel created yet: call createChannel()');
+    return this.current;
+  }
+
+  /** The adapter created last, if any. */
+  get latestChannel(): TestChannel | undefined {
+    return this.current;
+  }
+}
+
+/** What {@link TestChannel.userMessage} needs; flags default to what a DM implies. */
+export interface UserMessageInput {
+  chat: ChatInfo;
+  sender: Sender;
+  text: string;
+  /** Default: true in a DM, false in a group. */
+  mentionsBot?: boolean;
+  replyToBot?: boolean;
+  attachments?: AttachmentMeta[];
+}
+
+/** What {@link TestChannel.command} needs. */
+export interface CommandInput {
+  chat: ChatInfo;
+  sender: Sender;
+  name: string;
+  args?: string;
+  /**
+   * A slash-command interaction: the event gets `respond`, which records private
+   * replies as notices and public ones as bot messages. Default: a text command.
+   */
+  interaction?: boolean;
+}
+
+/**
+ * The adapter over a {@link TestPlatform}: the agent's outbound calls are
+ * recorded there, and tests inject inbound events with `userMessage`,
+ * `command` and `press`.
+ */
+export class TestChannel implements Channel {
+  readonly platform: TestPlatform;
+  private readonly queue = new EventQueue<InboundEvent>();
+  private readonly redactor: Redactor;
+
+  /** A channel over `platform`, or over a new platform made from these options. */
+  constructor(platform: TestPlatform | TestPlatformOptions = {}, private readonly deps?: ChannelDeps) {
+    this.platform = platform instanceof TestPlatform ? platform : new TestPlatform(platform);
+    this.redactor = createRedactor(deps?.secrets ?? []);
+  }
+
+  /** The platform's channel name. */
+  get name(): string {
+    return this.platform.name;
+  }
+
+  /** The platform's (configurable) capabilities. */
+  get capabilities(): ChannelCapabilities {
+    return this.platform.capabilities;
+  }
+
+  /** Whether `stop` was called (or the stream ended). */
+  get stopped(): boolean {
+    return this.queue.isClosed;
+  }
+
+  /** Registers the commands, as a real adapter does at connect. */
+  async start(): Promise<void> {
+    this.platform.registeredCommands = [...(this.deps?.commands ?? [])];
+  }
+
+  /** Ends the event stream; injecting afterwards throws. */
+  async stop(): Promise<void> {
+    this.queue.close();
+  }
+
+  /** The injected events, in order. */
+  events(): AsyncIterable<InboundEvent> {
+    return this.queue;
+  }
+
+  /** Shorthand for `platform.waitFor`. */
+  waitFor<T>(check: () => T | false | null | undefined, timeoutMs?: number, what?: string): Promise<T> {
+    return this.platform.waitFor(check, timeoutMs, what);
+  }
+
+  /** Records the text, split at `maxMessageLength` like a real platform. */
+  async send(chat: ChatAddress, text: string, options: { replyTo?: string } = {}): Promise<SentMessage> {
+    await this.platform.outbound('send');
+    const ids = this.parts(text).map((part) => this.record(chat, part, options.replyTo).id);
+    this.platform.changed();
+    return { chat, ids };
+  }
+
+  /** Replaces the parts' texts; extra parts are sent, surplus parts emptied. */
+  async edit(message: SentMessage, text: string): Promise<SentMessage> {
+    await this.platform.outbound('edit');
+    const records = message.ids.map((id) => this.sentRecord(id));
+    const parts = this.parts(text);
+    parts.forEach((part, i) => {
+      const record = records[i];
+      if (record) setText(record, part);
+      else records.push(this.record(message.chat, part));
+    });
+    for (const surplus of records.slice(parts.length)) {
+      setText(surplus, '');
+      surplus.deleted = true;
+    }
+    this.platform.changed();
+    return { chat: message.chat, ids: records.slice(0, parts.length).map((record) => record.id) };
+  }
+
+  /** Records the call in `platform.typingCalls`. */
+  async typing(chat: ChatAddress): Promise<void> {
+    await this.platform.outbound('typing');
+    this.platform.typingCalls.push({ chat, at: Date.now() });
+    this.platform.changed();
+  }
+
+  /** Records the prompt with its buttons (no Always allow when it is not offered). */
+  async sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage> {
+    await this.platform.outbound('sendApproval');
+    const messageId = this.platform.nextId('m');
+    const actions: ApprovalAction[] = prompt.allowAlways ? ['approve', 'always', 'deny'] : ['approve', 'deny'];
+    const text = this.redactor.redact(approvalPromptText(prompt));
+    this.platform.approvals.push({ messageId, chat, prompt, text, actions, state: 'shown' });
+    this.platform.changed();
+    return { chat, ids: [messageId] };
+  }
+
+  /** Shows the outcome on the prompt and removes its buttons. */
+  async resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
+    await this.platform.outbound('resolveApproval');
+    const record = this.platform.approvals.find((a) => a.messageId === message.ids[0]);
+    if (!record) throw new ChannelError(this.name, `approval message not found: ${message.ids[0]}`);
+    Object.assign(record, { text: this.redactor.redact(approvalResolvedText(prompt, outcome)), actions: [], state: 'resolved', outcome });
+    this.platform.changed();
+  }
+
+  /** Whether `userId` is in the platform's admin set (in any chat). */
+  async isAdmin(_chat: ChatInfo, userId: string): Promise<boolean> {
+    return this.platform.admins.has(userId);
+  }
+
+  /** A user writes in a chat. */
+  userMessage(input: UserMessageInput): InboundMessage {
+    return this.inject({
+      type: 'message',
+      chat: input.chat,
+      sender: input.sender,
+      receivedAt: Date.now(),
+      messageId: this.platform.nextId('u'),
+      text: input.text,
+      mentionsBot: input.mentionsBot ?? input.chat.kind === 'dm',
+      replyToBot: input.replyToBot ?? false,
+      attachments: input.attachments ?? [],
+    });
+  }
+
+  /** A user runs a command: a text command, or a slash-command interaction with `respond`. */
+  command(input: CommandInput): InboundCommand {
+    const event: InboundCommand = {
+      type: 'command',
+      chat: input.chat,
+      sender: input.sender,
+      receivedAt: Date.now(),
+      name: input.name.toLowerCase(),
+      args: input.args ?? '',
+    };
+    if (input.interaction) event.respond = (reply) => this.replyToCommand(input, reply);
+    else event.messageId = this.platform.nextId('u');
+    return this.inject(event);
+  }
+
+  /** A user presses a button of the approval prompt with id `approvalId`. */
+  press(approvalId: string, action: ApprovalAction, sender: Sender): InboundApprovalAnswer {
+    const record = this.platform.approvals.find((a) => a.prompt.id === approvalId);
+    if (!record) throw new ChannelError(this.name, `no approval prompt with id ${approvalId}`);
+    const chat = this.platform.chatInfo(record.chat);
+    return this.inject({
+      type: 'approval',
+      chat,
+      sender,
+      receivedAt: Date.now(),
+      approvalId,
+      action,
+      // A button press answers privately whatever the reply asks for, like a toast.
+      respond: async (reply) => this.notice(sender.id, chat, reply.text, 'approval'),
+    });
+  }
+
+  private inject<E extends InboundEvent>(event: E): E {
+    if (this.queue.isClosed) throw new ChannelError(this.name, 'this channel is stopped; inject into platform.channel');
+    this.platform.rememberChat(event.chat);
+    this.platform.inbound.push(event);
+    this.queue.push(event);
+    this.platform.changed();
+    return event;
+  }
+
+  private async replyToCommand(input: CommandInput, reply: Reply): Promise<void> {
+    if (reply.private) this.notice(input.sender.id, input.chat, reply.text, 'command');
+    else await this.send(input.chat, reply.text);
+  }
+
+  private notice(userId: string, chat: ChatAddress, text: string, source: NoticeRecord['source']): void {
+    this.platform.notices.push({ userId, chat, text: this.redactor.redact(text), source });
+    this.platform.changed();
+  }
+
+  private parts(text: string): string[] {
+    return splitMessage(this.redactor.redact(text), this.capabilities.maxMessageLength);
+  }
+
+  private record(chat: ChatAddress, text: string, replyTo?: string): SentRecord {
+    const record: SentRecord = { id: this.platform.nextId('m'), chat, text, history: [text], deleted: false };
+    if (replyTo) record.replyTo = replyTo;
+    this.platform.sent.push(record);
+    return record;
+  }
+
+  private sentRecord(id: string): SentRecord {
+    const record = this.platform.sent.find((r) => r.id === id);
+    if (!record) throw new ChannelError(this.name, `message to edit not found: ${id}`);
+    return record;
+  }
+}
+
+function setText(record: SentRecord, text: string): void {
+  if (record.text === text) return;
+  record.text = text;
+  record.history.push(text);
+}
