@@ -146,9 +146,11 @@ export async function configuredChannels(config: Config): Promise<ChannelFactory
     const { DiscordChannel } = await import('./channels/discord/adapter.js');
     factories.push({ name: 'discord', create: (deps) => new DiscordChannel(config.discord, deps) });
   }
-  if (config.slack.botToken && (config.slack.appToken || config.slack.signingSecret)) {
+  if (config.slack.botToken) {
     const { SlackChannel } = await import('./channels/slack/adapter.js');
-    factories.push({ name: 'slack', create: (deps) => new SlackChannel(config.slack, deps) });
+    // With only a signing secret given, HTTP mode is what the user means.
+    const slack = !config.slack.appToken && config.slack.signingSecret ? { ...config.slack, mode: 'http' as const } : config.slack;
+    factories.push({ name: 'slack', create: (deps) => new SlackChannel(slack, deps) });
   }
   return factories;
 }

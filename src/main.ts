@@ -63,7 +63,7 @@ async function main(): Promise<number> {
   const onSignal = (signal: string) => {
     signals += 1;
     if (signals > 1) process.exit(130);
-    void app.stop(signal);
+    void app.runtime.shutdown(signal);
   };
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
@@ -83,7 +83,18 @@ async function terminalFactory(config: Config): Promise<ChannelFactory> {
   };
 }
 
-main().then(
+/** Runs main, turning a configuration error found late (a channel's missing token) into a clear exit. */
+async function run(): Promise<number> {
+  try {
+    return await main();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`pincer: ${error.message}\n`);
+    return 78;
+  }
+}
+
+run().then(
   (code) => {
     process.exitCode = code;
     setTimeout(() => process.exit(code), 2_000).unref();

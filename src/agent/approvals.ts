@@ -61,6 +61,8 @@ export class ApprovalBook {
   private readonly records: Namespace<PendingApproval>;
   private readonly byThread: Namespace<string>;
   private readonly open: Namespace<string[]>;
+  /** Each thread's current approval id (null: none), as last read or written by this process. */
+  private readonly threadIndex = new Map<string, string | null>();
 
   constructor(store: Store, private readonly now: () => number = Date.now) {
     this.records = store.namespace('approval', PendingApprovalSchema, 1);
@@ -77,6 +79,7 @@ export class ApprovalBook {
   async create(approval: PendingApproval): Promise<void> {
     await this.records.set(approval.id, approval);
     await this.byThread.set(approval.threadKey, approval.id);
+    this.threadIndex.set(approval.threadKey, approval.id);
     await this.open.update('all', (ids) => [...(ids ?? []).filter((id) => id !== approval.id), approval.id]);
   }
 
@@ -91,7 +94,11 @@ export class ApprovalBook {
 
   /** The thread's pending approval, if one is waiting. */
   async pendingFor(threadKey: string): Promise<PendingApproval | undefined> {
-    const id = await this.byThread.get(threadKey);
+    let id = this.threadIndex.get(threadKey);
+    if (id === undefined) {
+      id = (await this.byThread.get(threadKey)) ?? null;
+      this.threadIndex.set(threadKey, id);
+    }
     if (!id) return undefined;
     const approval = await this.records.get(id);
     return approval?.status === 'pending' ? approval : undefined;
@@ -149,7 +156,10 @@ export class ApprovalBook {
   private async close(approval: PendingApproval): Promise<void> {
     await this.open.update('all', (ids) => (ids ?? []).filter((id) => id !== approval.id));
     const current = await this.byThread.get(approval.threadKey);
-    if (current === approval.id) await this.byThread.delete(approval.threadKey);
+    if (current === approval.id) {
+      await this.byThread.delete(approval.threadKey);
+      this.threadIndex.set(approval.threadKey, null);
+    }
   }
 }
 

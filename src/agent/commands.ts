@@ -33,6 +33,8 @@ export interface CommandHost {
   channel(name: string): Channel | undefined;
   /** Stops the thread's running turn and cancels its pending approval. Returns whether anything was running. */
   stopThread(key: string, byName: string): Promise<boolean>;
+  /** Resolves once the thread's runner has no turn running or waiting. */
+  threadIdle(key: string): Promise<void>;
   /** A human-readable state of the thread. */
   describeThread(key: string): Promise<string>;
   shutdown(reason: string): void;
@@ -123,6 +125,8 @@ export class CommandHandler {
       return { text: 'Only an admin of this group can start a fresh conversation here.', private: true };
     }
     await this.host.stopThread(key, event.sender.name);
+    // The stopped turn saves its history as it ends; clear after that, not before.
+    await this.host.threadIdle(key);
     await this.services.history.update(key, event.chat, (record) => {
       record.messages = [];
       record.groupContext = [];

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import type { ChatInfo } from '../channels/types.js';
 import type { ChatMessage } from '../llm/types.js';
+import { KeyedMutex } from '../store/mutex.js';
 import type { Namespace, Store } from '../store/store.js';
 
 const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
@@ -57,49 +58,80 @@ export type ThreadRecord = z.infer<typeof ThreadRecordSchema>;
 /** Zeroed usage totals. */
 export const zeroUsage = (): UsageTotals => ({ inputTokens: 0, outputTokens: 0, cachedTokens: 0, costUsd: 0, calls: 0 });
 
-/** Reads and writes thread records. */
+/** Thread records kept in memory (the most recently used ones). */
+const CACHE_SIZE = 2_000;
+
+/**
+ * Reads and writes thread records. A record read once stays in memory while its
+ * thread is active, and every change goes through {@link update} (or {@link
+ * save}, for the fields a turn owns) on that one object, one change at a time
+ * per thread: a group message kept as context while a turn runs is not lost when
+ * the turn saves.
+ */
 export class ThreadHistory {
   private readonly records: Namespace<ThreadRecord>;
-  /** Updates in flight per thread: a load waits for them, so context written just before a turn is in it. */
-  private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly cache = new Map<string, ThreadRecord>();
+  private readonly mutex = new KeyedMutex();
 
   constructor(store: Store) {
     this.records = store.namespace('thread', ThreadRecordSchema, 1);
   }
 
-  /** The thread's record, or a fresh one for a chat never seen. */
-  async load(key: string, chat: ChatInfo): Promise<ThreadRecord> {
-    await this.inFlight.get(key);
-    const existing = await this.records.get(key);
-    if (existing) return { ...existing, chat: { ...existing.chat, ...chatFields(chat) } };
-    return { key, chat: chatFields(chat), messages: [], groupContext: [], usage: zeroUsage(), turns: 0, lastIteration: 0, updatedAt: Date.now() };
+  /**
+   * The thread's record (a fresh one for a chat never seen). The object is
+   * shared: a turn changes `messages`, `usage`, `turns` and `lastIteration` on
+   * it and then calls {@link save}.
+   */
+  load(key: string, chat: ChatInfo): Promise<ThreadRecord> {
+    return this.mutex.run(key, async () => {
+      const record = await this.read(key, chat);
+      Object.assign(record.chat, chatFields(chat));
+      return record;
+    });
   }
 
   /** The thread's record if it exists. */
-  get(key: string): Promise<ThreadRecord | undefined> {
-    return this.records.get(key);
+  async get(key: string): Promise<ThreadRecord | undefined> {
+    return this.cache.get(key) ?? (await this.records.get(key));
   }
 
-  /** Writes the record. */
-  async save(record: ThreadRecord): Promise<void> {
-    await this.records.set(record.key, { ...record, updatedAt: Date.now() });
+  /** Writes the fields a turn owns; context kept meanwhile by {@link update} stays. */
+  save(record: ThreadRecord): Promise<ThreadRecord> {
+    return this.update(record.key, record.chat, (current) => {
+      if (current === record) return;
+      current.messages = record.messages;
+      current.usage = record.usage;
+      current.turns = record.turns;
+      current.lastIteration = record.lastIteration;
+    });
   }
 
-  /** Changes one record atomically (within this process). */
-  async update(key: string, chat: ChatInfo, change: (record: ThreadRecord) => void): Promise<ThreadRecord> {
-    const writing = this.records.update(key, (current) => {
-      const record = current ?? { key, chat: chatFields(chat), messages: [], groupContext: [], usage: zeroUsage(), turns: 0, lastIteration: 0, updatedAt: Date.now() };
+  /** Changes one record and writes it, after any earlier change of the same thread. */
+  update(key: string, chat: ChatInfo, change: (record: ThreadRecord) => void): Promise<ThreadRecord> {
+    return this.mutex.run(key, async () => {
+      const record = await this.read(key, chat);
       change(record);
       record.updatedAt = Date.now();
+      await this.records.set(key, record);
       return record;
     });
-    const tracked = writing.catch(() => undefined);
-    this.inFlight.set(key, tracked);
-    void tracked.then(() => {
-      if (this.inFlight.get(key) === tracked) this.inFlight.delete(key);
-    });
-    return (await writing)!;
   }
+
+  private async read(key: string, chat: ChatInfo): Promise<ThreadRecord> {
+    let record = this.cache.get(key);
+    if (record) {
+      this.cache.delete(key);
+    } else {
+      record = (await this.records.get(key)) ?? emptyRecord(key, chat);
+    }
+    this.cache.set(key, record);
+    if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    return record;
+  }
+}
+
+function emptyRecord(key: string, chat: ChatInfo): ThreadRecord {
+  return { key, chat: chatFields(chat), messages: [], groupContext: [], usage: zeroUsage(), turns: 0, lastIteration: 0, updatedAt: Date.now() };
 }
 
 function chatFields(chat: ChatInfo): ThreadRecord['chat'] {

@@ -49,6 +49,7 @@ export class Runtime {
       services,
       channel: (name) => this.channels.get(name),
       stopThread: (key, by) => this.stopThread(key, by),
+      threadIdle: async (key) => this.runners.get(key)?.idle(),
       describeThread: (key) => this.describeThread(key),
       shutdown: (reason) => void this.shutdown(reason),
     });

@@ -42,10 +42,11 @@ export class TurnEngine {
   /** A turn started by people's messages. */
   async start(turn: TurnState, messages: InboundMessage[]): Promise<void> {
     const { record } = turn;
-    record.messages.push(...userMessagesFor(messages, turn.chat.kind, record.groupContext));
-    record.groupContext = [];
-    record.turns += 1;
-    await this.services.history.save(record);
+    await this.services.history.update(record.key, turn.chat, (current) => {
+      current.messages.push(...userMessagesFor(messages, turn.chat.kind, current.groupContext));
+      current.groupContext = [];
+      current.turns += 1;
+    });
     await this.loop(turn);
   }
 
