@@ -6,8 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { ApprovalAction, ApprovalPrompt, ChatInfo, SentMessage } from '../channels/types.js';
 import type { Namespace, Store } from '../store/store.js';
+import { ChatRecordSchema, ToolCallSchema } from './history.js';
 
-const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
 
 /** How an approval ended. */
 export type ApprovalStatus = 'pending' | 'approved' | 'always' | 'denied' | 'expired' | 'cancelled';
@@ -16,14 +16,7 @@ export type ApprovalStatus = 'pending' | 'approved' | 'always' | 'denied' | 'exp
 export const PendingApprovalSchema = z.object({
   id: z.string(),
   threadKey: z.string(),
-  chat: z.object({
-    channel: z.string(),
-    chatId: z.string(),
-    subId: z.string().optional(),
-    kind: z.enum(['dm', 'group']),
-    title: z.string().optional(),
-    scope: z.string(),
-  }),
+  chat: ChatRecordSchema,
   requester: z.object({ id: z.string(), name: z.string() }),
   /** Qualified user id (`telegram:42`). */
   userId: z.string(),

@@ -8,7 +8,18 @@ import type { ChatMessage } from '../llm/types.js';
 import { KeyedMutex } from '../store/mutex.js';
 import type { Namespace, Store } from '../store/store.js';
 
-const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+/** Zod schema of a stored tool call. */
+export const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
+
+/** Zod schema of a stored chat (the fields of `ChatInfo`). */
+export const ChatRecordSchema = z.object({
+  channel: z.string(),
+  chatId: z.string(),
+  subId: z.string().optional(),
+  kind: z.enum(['dm', 'group']),
+  title: z.string().optional(),
+  scope: z.string(),
+});
 
 /** Zod schema of one conversation message (the store's copy of `ChatMessage`). */
 export const ChatMessageSchema: z.ZodType<ChatMessage> = z.union([
@@ -37,14 +48,7 @@ export type GroupLine = z.infer<typeof GroupLineSchema>;
 /** The stored state of one thread. */
 export const ThreadRecordSchema = z.object({
   key: z.string(),
-  chat: z.object({
-    channel: z.string(),
-    chatId: z.string(),
-    subId: z.string().optional(),
-    kind: z.enum(['dm', 'group']),
-    title: z.string().optional(),
-    scope: z.string(),
-  }),
+  chat: ChatRecordSchema,
   messages: z.array(ChatMessageSchema),
   groupContext: z.array(GroupLineSchema),
   usage: UsageTotalsSchema,

@@ -177,7 +177,8 @@ async function handleText<P>(
     ctx.messages.push({ role: 'assistant', content: text }, { role: 'user', content: TOOL_INTENT_NUDGE });
     return undefined;
   }
-  if (!intent) guards.nudgesInARow = 0;
+  // The text goes to the delegate: the streak of nudges is over either way.
+  guards.nudgesInARow = 0;
   guards.failures.reset();
   guards.successes.reset();
 
