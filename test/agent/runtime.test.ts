@@ -185,3 +185,44 @@ describe('runtime', () => {
     expect(settled).toBe(false);
   });
 });
+
+describe('tool commands', () => {
+  it('/tools shows how each tool runs here: free, asks first, or DM only in a group', async () => {
+    const { app, platform } = await start();
+    const user = person('tools');
+    platform.channel.command({ chat: testDm(user.id), sender: user, name: 'tools' });
+    platform.channel.command({ chat: testGroup('tg'), sender: user, name: 'tools' });
+    await app.runtime.idle();
+    const [dm] = platform.messagesIn(testDm(user.id)).map((m) => m.text);
+    expect(dm).toMatch(/calculator: free/);
+    expect(dm).toMatch(/files_write: asks first/);
+    const [group] = platform.messagesIn(testGroup('tg')).map((m) => m.text);
+    expect(group).toMatch(/files_write: DM only/);
+  });
+
+  it('/policy by an owner is persisted before the reply, audited, and reflected in /tools and /policy list', async () => {
+    const { app, platform } = await start();
+    const owner = person('owner');
+    const chat = testDm(owner.id);
+    platform.channel.command({ chat, sender: owner, name: 'policy', args: 'disable http_fetch global' });
+    await app.runtime.idle();
+    expect(await app.services.policy.effective('http_fetch', 'global')).toBe('disable');
+    platform.channel.command({ chat, sender: owner, name: 'policy', args: 'list' });
+    platform.channel.command({ chat, sender: owner, name: 'tools' });
+    await app.runtime.idle();
+    const texts = platform.messagesIn(chat).map((m) => m.text);
+    expect(texts.find((t) => t.startsWith('Tool policy'))).toMatch(/http_fetch: disable/);
+    expect(texts.find((t) => t.startsWith('Tools here'))).toMatch(/http_fetch: disabled/);
+    const { createAuditLog } = await import('../../src/tools/audit.js');
+    const audit = await createAuditLog(app.store, { log: app.services.log }).recent(10);
+    expect(audit).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'policy', tool: 'http_fetch' })]));
+  });
+
+  it('/policy names an unknown tool and changes nothing', async () => {
+    const { app, platform } = await start();
+    const owner = person('owner');
+    platform.channel.command({ chat: testDm(owner.id), sender: owner, name: 'policy', args: 'disable nosuchtool global', interaction: true });
+    await app.runtime.idle();
+    expect(platform.noticesFor(owner.id).map((n) => n.text)).toEqual([expect.stringMatching(/no tool named "nosuchtool"/)]);
+  });
+});
