@@ -56,17 +56,16 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   return pino(base, destination(2));
 }
 
-function scrub(value: unknown, secrets: string[]): unknown {
+/** A copy of a log argument with every configured secret replaced; errors keep their message and stack. */
+function scrub(value: unknown, secrets: string[], depth = 0): unknown {
   if (typeof value === 'string') return secrets.reduce((text, secret) => text.split(secret).join('[redacted]'), value);
-  if (value instanceof Error) return { type: value.name, message: scrub(value.message, secrets) };
-  if (value && typeof value === 'object') {
-    try {
-      return JSON.parse(scrub(JSON.stringify(value), secrets) as string);
-    } catch {
-      return value;
-    }
+  if (depth > 8 || value === null || typeof value !== 'object') return value;
+  if (value instanceof Error) {
+    const fields = Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrub(item, secrets, depth + 1)]));
+    return { ...fields, type: value.name, message: scrub(value.message, secrets), stack: scrub(value.stack ?? '', secrets) };
   }
-  return value;
+  if (Array.isArray(value)) return value.map((item) => scrub(item, secrets, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrub(item, secrets, depth + 1)]));
 }
 
 /** A logger that writes nothing, for tests and benchmarks. */

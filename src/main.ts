@@ -67,7 +67,15 @@ async function main(): Promise<number> {
   };
   process.on('SIGINT', () => onSignal('SIGINT'));
   process.on('SIGTERM', () => onSignal('SIGTERM'));
-  await app.start();
+  try {
+    await app.start();
+  } catch (error) {
+    await app.stop('start failed');
+    // A signal during start-up is a request to stop, not a failure.
+    if (signals > 0) return 0;
+    process.stderr.write(`pincer: could not start: ${error instanceof Error ? error.message : String(error)} (see the log above for each channel's reason)\n`);
+    return 1;
+  }
   log.info({ model: config.llm.model, channels: channels.map((c) => c.name) }, 'pincer is running');
   const reason = await app.runtime.done;
   await app.stop(reason);

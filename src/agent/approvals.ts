@@ -54,6 +54,8 @@ export class ApprovalBook {
   private readonly records: Namespace<PendingApproval>;
   private readonly byThread: Namespace<string>;
   private readonly open: Namespace<string[]>;
+  /** Prompts being shown right now: a press can arrive before their location is recorded. */
+  private readonly showing = new Map<string, Promise<SentMessage | undefined>>();
   /** Each thread's current approval id (null: none), as last read or written by this process. */
   private readonly threadIndex = new Map<string, string | null>();
 
@@ -76,9 +78,25 @@ export class ApprovalBook {
     await this.open.update('all', (ids) => [...(ids ?? []).filter((id) => id !== approval.id), approval.id]);
   }
 
-  /** Records where the prompt was shown. */
-  async setPrompt(id: string, prompt: SentMessage): Promise<void> {
-    await this.records.update(id, (current) => (current ? { ...current, prompt } : current));
+  /**
+   * Shows an approval's prompt through `show` and records where it went. Until
+   * that is recorded, {@link promptLocation} waits for it.
+   */
+  async showPrompt(id: string, show: () => Promise<SentMessage | undefined>): Promise<SentMessage | undefined> {
+    const shown = show();
+    this.showing.set(id, shown);
+    try {
+      const location = await shown;
+      if (location) await this.records.update(id, (current) => (current ? { ...current, prompt: location } : current));
+      return location;
+    } finally {
+      this.showing.delete(id);
+    }
+  }
+
+  /** Where an approval's prompt is, once it has been shown. */
+  async promptLocation(approval: PendingApproval): Promise<SentMessage | undefined> {
+    return approval.prompt ?? (await this.showing.get(approval.id)) ?? (await this.records.get(approval.id))?.prompt;
   }
 
   get(id: string): Promise<PendingApproval | undefined> {

@@ -6,6 +6,7 @@
  */
 import type { Channel, InboundApprovalAnswer, InboundCommand, InboundEvent, InboundMessage } from '../channels/types.js';
 import { qualifiedUserId, threadKeyOf } from '../channels/types.js';
+import { ChannelError } from '../errors.js';
 import { promptOf, type PendingApproval } from './approvals.js';
 import { canonicalCommand, CommandHandler } from './commands.js';
 import { InboundLimiter } from './inbound-limits.js';
@@ -76,7 +77,7 @@ export class Runtime {
         }
       }),
     );
-    if (!started.length) throw new Error('no channel could be started');
+    if (!started.length) throw new ChannelError('pincer', 'no channel could be started');
     for (const approval of await this.services.approvals.allPending()) this.armExpiry(approval);
     void Promise.all(started.map((channel) => this.consume(channel))).then(() => this.shutdown('every channel stream ended'));
   }
@@ -245,7 +246,8 @@ export class Runtime {
   }
 
   private async showOutcome(approval: PendingApproval): Promise<void> {
-    if (approval.prompt) await this.services.outbox.resolveApproval(approval.prompt, promptOf(approval), outcomeOf(approval));
+    const shown = await this.services.approvals.promptLocation(approval);
+    if (shown) await this.services.outbox.resolveApproval(shown, promptOf(approval), outcomeOf(approval));
   }
 
   private async stopThread(key: string, byName: string): Promise<boolean> {

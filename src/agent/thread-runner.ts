@@ -159,6 +159,7 @@ export class ThreadRunner {
   }
 
   private async showOutcome(approval: PendingApproval): Promise<void> {
-    if (approval.prompt) await this.services.outbox.resolveApproval(approval.prompt, promptOf(approval), outcomeOf(approval));
+    const shown = await this.services.approvals.promptLocation(approval);
+    if (shown) await this.services.outbox.resolveApproval(shown, promptOf(approval), outcomeOf(approval));
   }
 }

@@ -140,8 +140,7 @@ export class TurnEngine {
     turn.presenter.close();
     this.services.log.info({ thread: approval.threadKey, tool: approval.call.name, deferred: approval.deferred.length }, 'approval requested');
     await this.services.approvals.create(approval);
-    const shown = await this.services.outbox.sendApproval(approval.chat, promptOf(approval));
-    if (shown) await this.services.approvals.setPrompt(approval.id, shown);
+    await this.services.approvals.showPrompt(approval.id, () => this.services.outbox.sendApproval(approval.chat, promptOf(approval)));
     this.onApproval(approval);
   }
 

@@ -12,6 +12,9 @@ export const UNKNOWN_INTERACTION = 10062;
 /** A ChannelError for a failed `action` (e.g. `send to 123`). */
 export function toChannelError(error: unknown, action: string): ChannelError {
   if (error instanceof ChannelError) return error;
+  if ((error as { code?: unknown } | undefined)?.code === 'TokenInvalid' || statusOf(error) === 401) {
+    return new ChannelError('discord', `${action} failed: the bot token was rejected; check DISCORD_BOT_TOKEN`, false, { cause: error });
+  }
   const status = statusOf(error);
   const detail = error instanceof Error ? error.message : String(error);
   const retryable = status === undefined || status === 429 || status >= 500;

@@ -45,6 +45,10 @@ import { WebhookServer } from './webhook.js';
 const MIN_EDIT_INTERVAL_MS = 1000;
 /** "typing…" shows for five seconds; refresh a little before it fades. */
 const TYPING_INTERVAL_MS = 4000;
+/** How long start-up waits for getMe before it reports the Bot API unreachable. */
+const IDENTIFY_TIMEOUT_MS = 30_000;
+/** When a slow getMe is first reported. */
+const IDENTIFY_WARN_MS = 5_000;
 
 /**
  * A Telegram bot as a pincer channel.
@@ -171,17 +175,35 @@ export class TelegramChannel implements Channel {
     return this.admins.isAdmin(chat, userId);
   }
 
-  /** getMe: proves the token and learns the bot's id and username. */
+  /**
+   * getMe: proves the token and learns the bot's id and username. grammY retries
+   * network errors here without end, so the attempt is bounded: an unreachable
+   * Bot API is reported instead of a silent hang.
+   */
   private async identify(): Promise<BotIdentity> {
+    const deadline = AbortSignal.timeout(IDENTIFY_TIMEOUT_MS);
+    const slow = setTimeout(
+      () => this.log.warn({ apiRoot: this.apiRootForLogs() }, 'telegram: no answer from the Bot API yet; still trying'),
+      IDENTIFY_WARN_MS,
+    );
     try {
-      await this.bot.init(grammySignal(this.lifetime.signal));
+      await this.bot.init(grammySignal(AbortSignal.any([this.lifetime.signal, deadline])));
     } catch (error) {
       if (isUnauthorized(error)) {
         throw new ChannelError(TELEGRAM, 'the bot token was rejected (401 Unauthorized); check TELEGRAM_BOT_TOKEN');
       }
+      if (deadline.aborted && !this.lifetime.signal.aborted) {
+        throw new ChannelError(TELEGRAM, `cannot reach the Bot API at ${this.apiRootForLogs()} (no answer to getMe within ${IDENTIFY_TIMEOUT_MS / 1000} s); check TELEGRAM_API_ROOT and the network`, true);
+      }
       throw toChannelError(error, this.token, 'getMe');
+    } finally {
+      clearTimeout(slow);
     }
     return { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
+  }
+
+  private apiRootForLogs(): string {
+    return this.config.apiRoot ?? 'https://api.telegram.org';
   }
 
   /** Commands still work as text without the menu, so a failure here is only logged. */

@@ -1,0 +1,187 @@
+/**
+ * Start-up contract of `node dist/main.js` (SPEC section 11): what an operator
+ * sees when the environment is incomplete or wrong. No TTY is attached (stdin
+ * is a pipe), as under a process manager.
+ */
+import { createServer } from 'node:net';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram/index.js';
+import { ensureBuilt } from './build.js';
+import { cleanUp, startPincer, waitUntil } from './pincer.js';
+
+const LLM = { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', PINCER_MODEL: 'fake-model' };
+
+let telegram: FakeTelegram | undefined;
+
+beforeAll(() => ensureBuilt(), 130_000);
+afterEach(async () => {
+  await cleanUp();
+  await telegram?.close();
+  telegram = undefined;
+});
+
+/** A local port nothing listens on (connections are refused). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** The JSON log lines of a run (stderr, no TTY). */
+function logLines(stderr: string): Array<Record<string, unknown> & { level: number; msg?: string }> {
+  return stderr.split('\n').flatMap((line) => {
+    if (!line.startsWith('{')) return [];
+    try {
+      return [JSON.parse(line) as Record<string, unknown> & { level: number; msg?: string }];
+    } catch {
+      return [];
+    }
+  });
+}
+
+describe('start-up without a usable configuration', () => {
+  it('exits non-zero when no channel is configured and no terminal is attached, listing the variables to set', async () => {
+    const started = Date.now();
+    const pincer = startPincer(LLM);
+    const exit = await pincer.waitForExit(5_000);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(exit.code, pincer.output()).not.toBe(0);
+    expect(exit.code, pincer.output()).not.toBeNull();
+    const stderr = pincer.stderr();
+    expect(stderr).toContain('no channel is configured');
+    for (const name of [
+      'TELEGRAM_BOT_TOKEN',
+      'TELEGRAM_API_ROOT',
+      'DISCORD_BOT_TOKEN',
+      'DISCORD_API_URL',
+      'SLACK_BOT_TOKEN',
+      'SLACK_APP_TOKEN',
+      'SLACK_SIGNING_SECRET',
+      'SLACK_API_URL',
+      'OPENAI_API_KEY',
+      'OPENAI_BASE_URL',
+      'PINCER_MODEL',
+      'PINCER_DATA_DIR',
+      'PINCER_STORE_URL',
+      'PINCER_OWNERS',
+      'PINCER_LOG_LEVEL',
+    ]) {
+      expect(stderr, `stderr should name ${name}`).toContain(name);
+    }
+  });
+
+  it('exits non-zero with a channel token but no language model, saying exactly what to set', async () => {
+    const pincer = startPincer({ TELEGRAM_BOT_TOKEN: '123456:AAFnot-a-real-token' });
+    const exit = await pincer.waitForExit(5_000);
+    expect(exit.code, pincer.output()).not.toBe(0);
+    expect(exit.code, pincer.output()).not.toBeNull();
+    const firstLine = pincer.stderr().split('\n')[0]!;
+    expect(firstLine).toContain('no language model is configured');
+    expect(firstLine).toContain('OPENAI_API_KEY');
+    expect(firstLine).toContain('OPENAI_BASE_URL');
+    expect(firstLine).toContain('PINCER_MODEL');
+    // Nothing was contacted and nothing pretends to run.
+    expect(pincer.output()).not.toContain('pincer is running');
+  });
+
+  it('asks only for the model name when the endpoint is set', async () => {
+    const pincer = startPincer({ TELEGRAM_BOT_TOKEN: '123456:AAFnot-a-real-token', OPENAI_BASE_URL: 'http://127.0.0.1:9/v1' });
+    const exit = await pincer.waitForExit(5_000);
+    expect(exit.code, pincer.output()).not.toBe(0);
+    const firstLine = pincer.stderr().split('\n')[0]!;
+    expect(firstLine).toContain('PINCER_MODEL');
+    expect(firstLine).not.toContain('OPENAI_BASE_URL');
+  });
+
+  it('rejects a Bot API root with a trailing slash, naming the variable, the value and what is expected', async () => {
+    const pincer = startPincer({ ...LLM, TELEGRAM_BOT_TOKEN: '123456:AAFnot-a-real-token', TELEGRAM_API_ROOT: 'http://127.0.0.1:1/' });
+    const exit = await pincer.waitForExit(5_000);
+    expect(exit.code, pincer.output()).not.toBe(0);
+    expect(exit.code, pincer.output()).not.toBeNull();
+    const line = pincer.stderr().split('\n').find((candidate) => candidate.includes('TELEGRAM_API_ROOT'));
+    expect(line, pincer.output()).toBeDefined();
+    expect(line).toContain('"http://127.0.0.1:1/"');
+    expect(line).toMatch(/must not end with a slash/);
+  });
+
+  it('rejects an unknown log level, naming the variable, the value and the accepted levels', async () => {
+    const pincer = startPincer({ ...LLM, TELEGRAM_BOT_TOKEN: '123456:AAFnot-a-real-token', PINCER_LOG_LEVEL: 'loud' });
+    const exit = await pincer.waitForExit(5_000);
+    expect(exit.code, pincer.output()).not.toBe(0);
+    expect(exit.code, pincer.output()).not.toBeNull();
+    const line = pincer.stderr().split('\n').find((candidate) => candidate.includes('PINCER_LOG_LEVEL'));
+    expect(line, pincer.output()).toBeDefined();
+    expect(line).toContain('"loud"');
+    for (const level of ['fatal', 'error', 'warn', 'info', 'debug', 'trace']) expect(line).toContain(level);
+  });
+
+  it('rejects a malformed endpoint URL without echoing the API key', async () => {
+    const apiKey = 'sk-e2e-secret-key-0123456789';
+    const pincer = startPincer({
+      TELEGRAM_BOT_TOKEN: '123456:AAFnot-a-real-token',
+      OPENAI_API_KEY: apiKey,
+      OPENAI_BASE_URL: 'not a url',
+      PINCER_MODEL: 'fake-model',
+    });
+    const exit = await pincer.waitForExit(5_000);
+    expect(exit.code, pincer.output()).not.toBe(0);
+    const line = pincer.stderr().split('\n').find((candidate) => candidate.includes('OPENAI_BASE_URL'));
+    expect(line, pincer.output()).toBeDefined();
+    expect(line).toContain('"not a url"');
+    expect(pincer.output()).not.toContain(apiKey);
+    expect(pincer.output()).not.toContain('AAFnot-a-real-token');
+  });
+});
+
+describe('start-up against a platform that refuses', () => {
+  it('says why when the Telegram token is rejected, naming TELEGRAM_BOT_TOKEN, and exits non-zero', async () => {
+    const fake = (telegram = await startFakeTelegram());
+    const wrongToken = `${fake.bot.id}:AAFwrong-token-0123456789`;
+    const pincer = startPincer({ ...LLM, TELEGRAM_BOT_TOKEN: wrongToken, TELEGRAM_API_ROOT: fake.apiRoot });
+    const exit = await pincer.waitForExit(10_000);
+    expect(exit.code, pincer.output()).not.toBe(0);
+    expect(exit.code, pincer.output()).not.toBeNull();
+    // The operator learns what to fix: the adapter's reason reaches the output.
+    expect(pincer.output()).toMatch(/rejected|unauthori[sz]ed|401/i);
+    expect(pincer.output()).toContain('TELEGRAM_BOT_TOKEN');
+    expect(pincer.output()).not.toContain(wrongToken);
+    expect(pincer.output()).not.toContain('AAFwrong-token-0123456789');
+  });
+
+  it('names the missing SLACK_APP_TOKEN when only SLACK_BOT_TOKEN is set, instead of claiming no channel is configured', async () => {
+    const pincer = startPincer({ ...LLM, SLACK_BOT_TOKEN: 'xoxb-e2e-only-bot-token-0123' });
+    const exit = await pincer.waitForExit(5_000);
+    expect(exit.code, pincer.output()).not.toBe(0);
+    expect(exit.code, pincer.output()).not.toBeNull();
+    expect(pincer.stderr()).not.toContain('no channel is configured');
+    const line = pincer.stderr().split('\n').find((candidate) => candidate.includes('SLACK_APP_TOKEN') && /missing|required|needs/i.test(candidate));
+    expect(line, pincer.output()).toBeDefined();
+    expect(pincer.output()).not.toContain('xoxb-e2e-only-bot-token-0123');
+  });
+
+  it('tells the operator within 20 s when the Telegram API root refuses connections', async () => {
+    const port = await closedPort();
+    const pincer = startPincer({ ...LLM, TELEGRAM_BOT_TOKEN: '123456:AAFnot-a-real-token', TELEGRAM_API_ROOT: `http://127.0.0.1:${port}` });
+    const told = () => !pincer.running() || logLines(pincer.stderr()).some((line) => line.level >= 40);
+    await waitUntil(told, 20_000, () => `an exit or a warning about the unreachable Bot API (nothing so far)\n${pincer.output()}`).catch(
+      (error: unknown) => error,
+    );
+    expect(told(), `20 s without an exit or a warning/error line\n${pincer.output()}`).toBe(true);
+    if (!pincer.running()) expect((await pincer.exited).code).not.toBe(0);
+    expect(pincer.output()).not.toContain('AAFnot-a-real-token');
+  }, 30_000);
+
+  it('shuts down cleanly on SIGTERM while a channel is still connecting', async () => {
+    const port = await closedPort();
+    const pincer = startPincer({ ...LLM, TELEGRAM_BOT_TOKEN: '123456:AAFnot-a-real-token', TELEGRAM_API_ROOT: `http://127.0.0.1:${port}` });
+    // Give it time to load and start connecting (the first Bot API calls are refused).
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(pincer.running(), pincer.output()).toBe(true);
+    process.kill(pincer.pid, 'SIGTERM');
+    const exit = await pincer.waitForExit(5_000);
+    expect(exit.code, pincer.output()).toBe(0);
+    expect(pincer.stderr()).not.toContain('fatal');
+  });
+});

@@ -1,0 +1,35 @@
+/**
+ * The scripted model behind the end-to-end runs:
+ *
+ * - "write a note": calls the built-in `files_write` with `{ path: "note.txt", content: "hi" }`;
+ * - after a tool result: "Done: <result>";
+ * - anything else: "You said: <text>".
+ */
+import { textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
+
+/** The fake model's scripted reply to a user text (what a user then reads). */
+export function replyTo(text: string): string {
+  return `You said: ${text}`;
+}
+
+/** The text of a message of the request (string or content parts). */
+export function textOf(message: FakeLlmRequest['messages'][number]): string {
+  const content = message.content;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((part) => (part as { text?: string }).text ?? '').join('');
+  return '';
+}
+
+/** Answers one chat-completion request. */
+export function respond(request: FakeLlmRequest): FakeLlmEntry {
+  const messages = request.messages;
+  const last = messages.at(-1);
+  if (last?.role === 'tool') return textReply(`Done: ${textOf(last)}`);
+  const user = [...messages].reverse().find((message) => message.role === 'user');
+  // Group messages arrive attributed as "[Name] text"; mentions may lead the text.
+  const text = (user ? textOf(user) : '').replace(/^\[[^\]]*\]\s*/, '').replace(/^(<@\w+>|@\w+)\s*/, '').trim();
+  if (/write a note/i.test(text)) {
+    return toolCallReply([{ name: 'files_write', arguments: { path: 'note.txt', content: 'hi' } }]);
+  }
+  return textReply(replyTo(text));
+}
