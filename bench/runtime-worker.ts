@@ -68,6 +68,7 @@ async function pincer() {
   const platform = new TestPlatform();
   const config = parseConfig({
     dataDir: dir,
+    ...(process.env.PINCER_STORE_URL ? { storeUrl: process.env.PINCER_STORE_URL } : {}),
     logLevel: 'silent',
     llm: { baseUrl: llmUrl, apiKey: 'bench', model: 'fake-model', stream: false, maxRetries: 0, timeoutMs: 600_000 },
     agent: { maxConcurrentTurns: THREADS, maxToolIterations: ITERATIONS + 2, userMessagesPerMinute: 1000 },

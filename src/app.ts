@@ -116,7 +116,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     registry,
     permissions,
     policy,
-    history: new ThreadHistory(store),
+    history: new ThreadHistory(store, log),
     approvals: new ApprovalBook(store),
     usage: new UsageLedger(store),
     outbox,
@@ -130,6 +130,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     async stop(reason = 'stopped') {
       await runtime.shutdown(reason);
       await services.usage.flush();
+      await services.history.flush();
       await store.close();
     },
   };

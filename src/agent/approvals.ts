@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { ApprovalAction, ApprovalPrompt, ChatInfo, SentMessage } from '../channels/types.js';
+import type { ApprovalAction, ApprovalPrompt, SentMessage } from '../channels/types.js';
 import type { Namespace, Store } from '../store/store.js';
 import { ChatRecordSchema, ToolCallSchema } from './history.js';
 
@@ -58,6 +58,8 @@ export class ApprovalBook {
   private readonly showing = new Map<string, Promise<SentMessage | undefined>>();
   /** Each thread's current approval id (null: none), as last read or written by this process. */
   private readonly threadIndex = new Map<string, string | null>();
+  /** Set once every open approval has been read: a thread missing from the index then has none. */
+  private indexComplete = false;
 
   constructor(store: Store, private readonly now: () => number = Date.now) {
     this.records = store.namespace('approval', PendingApprovalSchema, 1);
@@ -106,6 +108,7 @@ export class ApprovalBook {
   /** The thread's pending approval, if one is waiting. */
   async pendingFor(threadKey: string): Promise<PendingApproval | undefined> {
     let id = this.threadIndex.get(threadKey);
+    if (id === undefined && this.indexComplete) return undefined;
     if (id === undefined) {
       id = (await this.byThread.get(threadKey)) ?? null;
       this.threadIndex.set(threadKey, id);
@@ -119,7 +122,11 @@ export class ApprovalBook {
   async allPending(): Promise<PendingApproval[]> {
     const ids = (await this.open.get('all')) ?? [];
     const found = await Promise.all(ids.map((id) => this.records.get(id)));
-    return found.filter((a): a is PendingApproval => a?.status === 'pending');
+    const pending = found.filter((a): a is PendingApproval => a?.status === 'pending');
+    for (const approval of pending) this.threadIndex.set(approval.threadKey, approval.id);
+    // Every approval this process did not create is known now (one process per store).
+    this.indexComplete = true;
+    return pending;
   }
 
   /**
@@ -187,9 +194,4 @@ export function promptOf(approval: PendingApproval): ApprovalPrompt {
   };
   if (approval.reason) prompt.reason = approval.reason;
   return prompt;
-}
-
-/** The chat a pending approval lives in. */
-export function chatOf(approval: PendingApproval): ChatInfo {
-  return approval.chat;
 }

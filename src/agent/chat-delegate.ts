@@ -7,7 +7,7 @@
  */
 import type { ChatInfo, InboundMessage, Sender } from '../channels/types.js';
 import { LlmError } from '../errors.js';
-import type { LlmResponse, ToolCall } from '../llm/types.js';
+import type { LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
 import type { CallResult, ToolContext } from '../tools/types.js';
 import { ApprovalBook, type PendingApproval } from './approvals.js';
 import { compactHistory, estimateTokens } from './compaction.js';
@@ -46,6 +46,8 @@ export interface TurnState {
 export class ChatDelegate implements LoopDelegate<PendingApproval> {
   private iterations = 0;
   private warnedLastRound = false;
+  /** Tool definitions and system prompts of this turn, kept while policy and permissions stay the same. */
+  private offered: { revision: string; tools: ToolDefinition[]; prompts: Map<string, string> } | undefined;
   private compactedForError = false;
 
   constructor(
@@ -95,7 +97,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
       return { type: 'failure', reason: 'cost_limit' satisfies ChatFailure };
     }
     const max = config.agent.maxToolIterations;
-    ctx.tools = await this.services.pipeline.definitions(this.toolContext());
+    ctx.tools = await this.currentTools();
     if (iteration >= max) ctx.forceText = true;
     else if (iteration === max - 1 && !this.warnedLastRound) {
       this.warnedLastRound = true;
@@ -203,7 +205,25 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     }
   }
 
+  /** The tools offered now: recomputed only when an admin or the user changed something. */
+  private async currentTools(): Promise<ToolDefinition[]> {
+    const { policy, permissions, pipeline } = this.services;
+    const revision = `${policy.revision()}:${permissions.revision()}`;
+    if (this.offered?.revision !== revision) {
+      this.offered = { revision, tools: await pipeline.definitions(this.toolContext()), prompts: new Map() };
+    }
+    return this.offered.tools;
+  }
+
   private systemPrompt(ctx: LoopContext): string {
+    const key = `${ctx.forceText || !ctx.tools.length}|${this.turn.speaker.name}`;
+    const prompts = this.offered?.prompts;
+    const prompt = prompts?.get(key) ?? this.buildPrompt(ctx);
+    prompts?.set(key, prompt);
+    return prompt;
+  }
+
+  private buildPrompt(ctx: LoopContext): string {
     const { config } = this.services;
     return buildSystemPrompt({
       agentName: config.agent.name,

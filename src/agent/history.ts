@@ -7,6 +7,7 @@ import type { ChatInfo } from '../channels/types.js';
 import type { ChatMessage } from '../llm/types.js';
 import { KeyedMutex } from '../store/mutex.js';
 import type { Namespace, Store } from '../store/store.js';
+import { silentLogger, type Logger } from '../log.js';
 
 /** Zod schema of a stored tool call. */
 export const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
@@ -76,8 +77,13 @@ export class ThreadHistory {
   private readonly records: Namespace<ThreadRecord>;
   private readonly cache = new Map<string, ThreadRecord>();
   private readonly mutex = new KeyedMutex();
+  /** The last write of each thread still in flight; writes of one thread go out in order. */
+  private readonly writes = new Map<string, Promise<void>>();
 
-  constructor(store: Store) {
+  constructor(
+    store: Store,
+    private readonly log: Logger = silentLogger,
+  ) {
     this.records = store.namespace('thread', ThreadRecordSchema, 1);
   }
 
@@ -100,25 +106,52 @@ export class ThreadHistory {
   }
 
   /** Writes the fields a turn owns; context kept meanwhile by {@link update} stays. */
-  save(record: ThreadRecord): Promise<ThreadRecord> {
-    return this.update(record.key, record.chat, (current) => {
-      if (current === record) return;
-      current.messages = record.messages;
-      current.usage = record.usage;
-      current.turns = record.turns;
-      current.lastIteration = record.lastIteration;
-    });
+  save(record: ThreadRecord, options: { wait?: boolean } = {}): Promise<ThreadRecord> {
+    return this.update(
+      record.key,
+      record.chat,
+      (current) => {
+        if (current === record) return;
+        current.messages = record.messages;
+        current.usage = record.usage;
+        current.turns = record.turns;
+        current.lastIteration = record.lastIteration;
+      },
+      options,
+    );
   }
 
-  /** Changes one record and writes it, after any earlier change of the same thread. */
-  update(key: string, chat: ChatInfo, change: (record: ThreadRecord) => void): Promise<ThreadRecord> {
+  /**
+   * Changes one record and writes it, after any earlier change of the same
+   * thread. With `wait: false` it resolves once the change is made in memory and
+   * the write goes on in the background (still in order), keeping the store off
+   * a turn's critical path.
+   */
+  update(key: string, chat: ChatInfo, change: (record: ThreadRecord) => void, options: { wait?: boolean } = {}): Promise<ThreadRecord> {
     return this.mutex.run(key, async () => {
       const record = await this.read(key, chat);
       change(record);
       record.updatedAt = Date.now();
-      await this.records.set(key, record);
+      const written = this.persist(key, record);
+      if (options.wait !== false) await written;
       return record;
     });
+  }
+
+  /** Resolves once every background write has been made. */
+  async flush(): Promise<void> {
+    while (this.writes.size) await Promise.all(this.writes.values());
+  }
+
+  private persist(key: string, record: ThreadRecord): Promise<void> {
+    const previous = this.writes.get(key) ?? Promise.resolve();
+    const write = previous.then(() => this.records.set(key, record));
+    const settled = write.catch((error: unknown) => this.log.error({ err: error, thread: key }, 'thread history not written'));
+    this.writes.set(key, settled);
+    void settled.then(() => {
+      if (this.writes.get(key) === settled) this.writes.delete(key);
+    });
+    return write;
   }
 
   private async read(key: string, chat: ChatInfo): Promise<ThreadRecord> {

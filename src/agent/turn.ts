@@ -42,11 +42,18 @@ export class TurnEngine {
   /** A turn started by people's messages. */
   async start(turn: TurnState, messages: InboundMessage[]): Promise<void> {
     const { record } = turn;
-    await this.services.history.update(record.key, turn.chat, (current) => {
-      current.messages.push(...userMessagesFor(messages, turn.chat.kind, current.groupContext));
-      current.groupContext = [];
-      current.turns += 1;
-    });
+    // Written in the background: the model call need not wait for the disk, and the
+    // turn's own save (awaited) comes after it in order.
+    await this.services.history.update(
+      record.key,
+      turn.chat,
+      (current) => {
+        current.messages.push(...userMessagesFor(messages, turn.chat.kind, current.groupContext));
+        current.groupContext = [];
+        current.turns += 1;
+      },
+      { wait: false },
+    );
     await this.loop(turn);
   }
 
@@ -112,7 +119,8 @@ export class TurnEngine {
     switch (outcome.type) {
       case 'response':
         record.messages.push({ role: 'assistant', content: outcome.text });
-        await this.services.history.save(record);
+        // The answer need not wait for the disk; the write follows in order.
+        await this.services.history.save(record, { wait: false });
         await presenter.finish(outcome.text);
         return;
       case 'stopped':

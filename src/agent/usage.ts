@@ -22,7 +22,7 @@ export function addUsage(totals: UsageTotals, response: LlmResponse): UsageTotal
 }
 
 /** How long usage changes wait in memory before they are written (they are also written on close). */
-const FLUSH_DELAY_MS = 1_000;
+const FLUSH_DELAY_MS = 5_000;
 
 /**
  * Daily usage per user and in total. Totals live in memory once read and are

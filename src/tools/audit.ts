@@ -44,20 +44,22 @@ export interface AuditLog {
 
 /** Options for {@link createAuditLog}. */
 export interface AuditLogOptions {
-  /** Records kept; older ones are overwritten. Default 5000. */
+  /** Batches of records kept (at least this many records); older ones are overwritten. Default 5000. */
   capacity?: number;
   log: Logger;
 }
 
 const CursorSchema = z.object({ next: z.number().int().nonnegative() });
 
-/** Creates the audit log over `store`. */
+/**
+ * Creates the audit log over `store`. Records arriving together are written as
+ * one batch in one slot of the ring, with one cursor update: a busy bot writes
+ * its audit trail in a few writes, not one read-modify-write per tool call.
+ */
 export function createAuditLog(store: Store, options: AuditLogOptions): AuditLog {
   const capacity = options.capacity ?? 5000;
-  const slots = store.namespace('tool-audit', AuditRecordSchema);
+  const slots = store.namespace('tool-audit', z.array(AuditRecordSchema), 2);
   const cursor = store.namespace('tool-audit-cursor', CursorSchema);
-  // Records arriving together share one cursor update: a busy bot writes audit
-  // records in batches, not one read-modify-write per call.
   let pending: { entry: AuditRecord; done: () => void }[] = [];
   let flushing: Promise<void> | undefined;
   const flush = async () => {
@@ -65,9 +67,8 @@ export function createAuditLog(store: Store, options: AuditLogOptions): AuditLog
       const batch = pending;
       pending = [];
       try {
-        const after = await cursor.update('ring', (current) => ({ next: (current?.next ?? 0) + batch.length }));
-        const first = (after?.next ?? batch.length) - batch.length;
-        await Promise.all(batch.map((item, i) => slots.set(String((first + i) % capacity), item.entry)));
+        const after = await cursor.update('ring', (current) => ({ next: (current?.next ?? 0) + 1 }));
+        await slots.set(String(((after?.next ?? 1) - 1) % capacity), batch.map((item) => item.entry));
       } catch (error) {
         options.log.error({ err: error, records: batch.length }, 'audit records not written');
       }
@@ -84,10 +85,12 @@ export function createAuditLog(store: Store, options: AuditLogOptions): AuditLog
     },
     async recent(limit = 50) {
       const total = (await cursor.get('ring'))?.next ?? 0;
-      const count = Math.min(limit, total, capacity);
-      const keys = Array.from({ length: count }, (_, i) => String((total - 1 - i) % capacity));
-      const records = await Promise.all(keys.map((key) => slots.get(key)));
-      return records.filter((r): r is AuditRecord => r !== undefined);
+      const records: AuditRecord[] = [];
+      for (let slot = total - 1; slot >= Math.max(0, total - capacity) && records.length < limit; slot--) {
+        const batch = (await slots.get(String(slot % capacity))) ?? [];
+        records.push(...[...batch].reverse());
+      }
+      return records.slice(0, limit);
     },
   };
 }

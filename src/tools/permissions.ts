@@ -37,6 +37,8 @@ export interface PermissionStore {
   set(userId: string, tool: string, permission: Permission): Promise<SetPermissionResult>;
   /** Goes back to the seeded default. Resolves once written. */
   reset(userId: string, tool: string): Promise<void>;
+  /** A number that changes whenever any permission changes: lets callers cache what they derive from it. */
+  revision(): number;
 }
 
 const PermissionSchema = z.enum(['alwaysAllow', 'askEachTime', 'disabled']);
@@ -56,6 +58,7 @@ export function seededPermission(tool: Tool | undefined): Permission {
 export function createPermissionStore(store: Store, catalog: ToolCatalog): PermissionStore {
   const records = store.namespace('tool-permissions', UserPermissionsSchema);
   const cache = new Map<string, Promise<UserPermissions>>();
+  let revision = 0;
   const load = (userId: string): Promise<UserPermissions> => {
     const hit = cache.get(userId);
     if (hit) return hit;
@@ -72,6 +75,7 @@ export function createPermissionStore(store: Store, catalog: ToolCatalog): Permi
       return Object.keys(tools).length ? { tools } : undefined;
     });
     remember(cache, userId, Promise.resolve(next ?? { tools: {} }));
+    revision += 1;
   };
   const effective = (stored: UserPermissions, tool: string): Permission =>
     stored.tools[tool] ?? seededPermission(catalog.get(tool)?.tool);
@@ -103,6 +107,7 @@ export function createPermissionStore(store: Store, catalog: ToolCatalog): Permi
         delete tools[tool];
       });
     },
+    revision: () => revision,
   };
 }
 

@@ -48,6 +48,8 @@ export interface PolicyStore {
   set(tool: string, scope: string, mode: PolicyMode, byUserId: string): Promise<PolicyChangeResult>;
   /** Removes the scope's own setting (the global one, or `allow`, applies again). */
   reset(tool: string, scope: string, byUserId?: string): Promise<PolicyChangeResult>;
+  /** A number that changes whenever any policy changes: lets callers cache what they derive from it. */
+  revision(): number;
 }
 
 /** What the policy store needs. */
@@ -68,6 +70,7 @@ export function createPolicyStore(deps: PolicyStoreDeps): PolicyStore {
   const records = deps.store.namespace('tool-policy', ScopePolicySchema);
   const now = deps.now ?? Date.now;
   const cache = new Map<string, Promise<ScopePolicy>>();
+  let revision = 0;
   const load = (scope: string): Promise<ScopePolicy> => {
     const hit = cache.get(scope);
     if (hit) return hit;
@@ -88,6 +91,7 @@ export function createPolicyStore(deps: PolicyStoreDeps): PolicyStore {
       return Object.keys(tools).length ? { tools } : undefined;
     });
     cache.set(scope, Promise.resolve(next ?? { tools: {} }));
+    revision += 1;
     await deps.audit.record({ kind: 'policy', tool, scope, mode, by, at });
     return { ok: true };
   };
@@ -110,6 +114,7 @@ export function createPolicyStore(deps: PolicyStoreDeps): PolicyStore {
     },
     set: (tool, scope, mode, byUserId) => change(tool, scope, mode, byUserId),
     reset: (tool, scope, byUserId = 'unknown') => change(tool, scope, 'reset', byUserId),
+    revision: () => revision,
   };
 }
 
