@@ -8,10 +8,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI from 'openai';
-import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { z } from 'zod';
+import { buildSystemPrompt } from '../src/agent/system-prompt.js';
 import { createApp } from '../src/app.js';
 import { parseConfig } from '../src/config/load.js';
+import { Store } from '../src/store/store.js';
+import { builtinTools } from '../src/tools/builtin/index.js';
+import { toolParametersSchema } from '../src/tools/schema.js';
 import type { Tool, ToolContext } from '../src/tools/types.js';
 import { TestPlatform, testDm } from '../test/support/test-channel.js';
 
@@ -20,16 +24,37 @@ const THREADS = Number(threadsArg);
 const ITERATIONS = Number(iterationsArg);
 const rssKb = () => process.resourceUsage().maxRSS;
 
+/**
+ * What pincer sends besides the conversation: its system prompt and the tool
+ * definitions of a DM. The baseline sends the same, so that both sides make the
+ * same 5,000 requests and differ only in what runs around them.
+ */
+async function pincerRequestParts(): Promise<{ system: (thread: number) => string; tools: ChatCompletionTool[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'pincer-bench-base-'));
+  const store = await Store.open({ url: `sqlite://${join(dir, 'x.sqlite')}` });
+  const config = parseConfig({ dataDir: dir });
+  const definitions = [...builtinTools(config, { store }), waitTool()].map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    parameters: toolParametersSchema(tool.parameters),
+  }));
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+  const system = (thread: number) =>
+    buildSystemPrompt({ agentName: 'pincer', extra: '', chat: testDm(`u${thread}`), speaker: { id: `u${thread}`, name: `User ${thread}` }, tools: definitions, now: new Date() });
+  return { system, tools: definitions.map((d) => ({ type: 'function' as const, function: d })) };
+}
+
 async function baseline() {
   const client = new OpenAI({ baseURL: llmUrl, apiKey: 'bench', maxRetries: 0, timeout: 600_000 });
-  const tools = [{ type: 'function' as const, function: { name: 'calculator', description: 'Evaluates an expression.', parameters: { type: 'object', properties: { expression: { type: 'string' } } } } }];
+  const { system, tools } = await pincerRequestParts();
   const loop = async (thread: number) => {
     const messages: ChatCompletionMessageParam[] = [
-      { role: 'system', content: 'You are a bench.' },
+      { role: 'system', content: system(thread) },
       { role: 'user', content: `iterations=${ITERATIONS} thread=${thread}` },
     ];
     for (;;) {
-      const completion = await client.chat.completions.create({ model: 'fake-model', messages, tools });
+      const completion = await client.chat.completions.create({ model: 'fake-model', messages, tools, max_tokens: 4096 });
       const message = completion.choices[0]!.message;
       if (!message.tool_calls?.length) return;
       messages.push({ role: 'assistant', content: message.content, tool_calls: message.tool_calls });
@@ -99,9 +124,10 @@ async function stopLatencies(app: Awaited<ReturnType<typeof createApp>>, platfor
     const key = `test:${chat.chatId}`;
     await platform.waitFor(() => Boolean(app.runtime.runner(key)?.running?.iteration), 10_000, 'the tool to run');
     await new Promise((resolve) => setTimeout(resolve, 20));
+    const runner = app.runtime.runner(key)!;
     const start = performance.now();
     platform.channel.command({ chat, sender: user, name: 'stop' });
-    await platform.waitFor(() => !app.runtime.runner(key)?.busy, 10_000, 'the turn to stop');
+    await runner.idle();
     samples.push(performance.now() - start);
   }
   samples.sort((a, b) => a - b);
