@@ -48,6 +48,8 @@ export class OpenAiProvider implements LlmProvider {
   private readonly client: OpenAI;
   private readonly prices: PriceTable;
   private readonly log: Logger;
+  /** Set once the endpoint answered a streaming request with no stream. */
+  private streamingUnsupported = false;
 
   /** @throws ConfigError when no model is configured */
   constructor(
@@ -74,7 +76,7 @@ export class OpenAiProvider implements LlmProvider {
    * @throws LlmError with `kind` saying what went wrong
    */
   async complete(request: LlmRequest): Promise<LlmResponse> {
-    const streaming = Boolean(request.onTextDelta) && this.settings.stream;
+    const streaming = Boolean(request.onTextDelta) && this.settings.stream && !this.streamingUnsupported;
     let forwarded = false;
     const parsed = await withRetries(
       () => (streaming ? this.streamOnce(request, () => (forwarded = true)) : this.completeOnce(request)),
@@ -112,8 +114,22 @@ export class OpenAiProvider implements LlmProvider {
       // The SDK ends an aborted stream quietly; without this an interrupted
       // answer would pass for a complete one.
       if (signal.aborted) throw new Error('stream interrupted');
+      if (assembler.empty) return this.withoutStreaming(request);
       return assembler.result();
     });
+  }
+
+  /**
+   * Some OpenAI-compatible servers ignore `stream: true` and answer with one
+   * JSON body, which the SDK reads as an empty stream. Ask again without
+   * streaming, and stop asking this endpoint to stream.
+   */
+  private async withoutStreaming(request: LlmRequest): Promise<ParsedCompletion> {
+    if (!this.streamingUnsupported) this.log.warn({ baseUrl: this.settings.baseUrl }, 'the model endpoint does not stream; continuing without streaming');
+    this.streamingUnsupported = true;
+    const parsed = await this.completeOnce(request);
+    if (parsed.content) request.onTextDelta?.(parsed.content);
+    return parsed;
   }
 
   /** Runs one attempt under its own deadline and types whatever it throws. */

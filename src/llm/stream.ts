@@ -15,12 +15,14 @@ export class StreamAssembler {
   private rawFinish: string | null = null;
   private usage: ChatCompletionChunk['usage'] = undefined;
   private model: string | undefined;
+  private chunks = 0;
 
   /** @param onTextDelta receives each non-empty text delta, in order */
   constructor(private readonly onTextDelta: (delta: string) => void) {}
 
   /** Folds one chunk in. */
   add(chunk: ChatCompletionChunk): void {
+    this.chunks += 1;
     this.model ||= chunk.model || undefined;
     if (chunk.usage) this.usage = chunk.usage;
     // The usage chunk of `include_usage` has an empty `choices` array.
@@ -33,6 +35,11 @@ export class StreamAssembler {
     }
     for (const delta of choice.delta?.tool_calls ?? []) this.addToolCallDelta(delta);
     if (choice.finish_reason) this.rawFinish = choice.finish_reason;
+  }
+
+  /** Whether any chunk arrived (a server that ignores `stream: true` sends none). */
+  get empty(): boolean {
+    return this.chunks === 0;
   }
 
   /** The completion the chunks so far add up to. */
