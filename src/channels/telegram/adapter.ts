@@ -233,7 +233,9 @@ export class TelegramChannel implements Channel {
     try {
       await this.bot.api.deleteWebhook({ drop_pending_updates: false });
     } catch (error) {
-      throw toChannelError(error, this.token, 'deleteWebhook');
+      // Polling still works when no webhook was set; if one is, getUpdates reports it.
+      if (isUnauthorized(error)) throw toChannelError(error, this.token, 'deleteWebhook');
+      this.log.warn({ error: describeError(error, this.token) }, 'telegram: deleteWebhook failed; polling anyway');
     }
     this.poller = new Poller({
       api: this.bot.api,
