@@ -62,7 +62,7 @@ describe('sanitizeToolOutput', () => {
     expect(out.length).toBeLessThan(31_000);
     expect(out).toContain(`characters omitted`);
     // Generous bound for a busy two-core machine; an unbounded scan of 10 MB takes far longer.
-    expect(elapsed).toBeLessThan(100);
-    expect(histogram.max / 1e6).toBeLessThan(250);
+    expect(elapsed).toBeLessThan(300);
+    expect(histogram.max / 1e6).toBeLessThan(600);
   });
 });
