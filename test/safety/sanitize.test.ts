@@ -54,14 +54,18 @@ describe('sanitizeToolOutput', () => {
     const histogram = monitorEventLoopDelay({ resolution: 5 });
     histogram.enable();
     await new Promise((resolve) => setTimeout(resolve, 20));
+    const scanned: number[] = [];
+    const watching = { redact: (text: string) => (scanned.push(text.length), redactor.redact(text)) };
     const started = performance.now();
-    const out = sanitizeToolOutput('shell', raw, { maxChars: 30_000, redactor });
+    const out = sanitizeToolOutput('shell', raw, { maxChars: 30_000, redactor: watching });
     const elapsed = performance.now() - started;
     await new Promise((resolve) => setTimeout(resolve, 20));
     histogram.disable();
     expect(out.length).toBeLessThan(31_000);
     expect(out).toContain(`characters omitted`);
-    // Generous bound for a busy two-core machine; an unbounded scan of 10 MB takes far longer.
+    // Truncation comes first: the secret scan never sees the 10 MB, whatever the machine's speed.
+    expect(Math.max(...scanned)).toBeLessThanOrEqual(31_000);
+    // Generous bounds for a busy two-core machine.
     expect(elapsed).toBeLessThan(300);
     expect(histogram.max / 1e6).toBeLessThan(600);
   });
