@@ -78,9 +78,24 @@ function parseCommand(text: string, entities: MessageEntity[], bot: BotIdentity)
 /** The ranges of `@thisbot` mention entities (offsets in UTF-16 units, as JavaScript strings count). */
 function mentionsOf(text: string, entities: MessageEntity[], bot: BotIdentity): MessageEntity[] {
   const handle = `@${bot.username.toLowerCase()}`;
+  if (!entities.some((entity) => entity.type === 'mention')) return handleRanges(text, handle);
   return entities.filter(
     (entity) => entity.type === 'mention' && text.slice(entity.offset, entity.offset + entity.length).toLowerCase() === handle,
   );
+}
+
+/**
+ * `@thisbot` found in the text itself, for a message that came without mention
+ * entities (some Bot API proxies and bridges drop them).
+ */
+function handleRanges(text: string, handle: string): MessageEntity[] {
+  const ranges: MessageEntity[] = [];
+  const lower = text.toLowerCase();
+  for (let at = lower.indexOf(handle); at !== -1; at = lower.indexOf(handle, at + handle.length)) {
+    const next = lower[at + handle.length];
+    if (next === undefined || !/\w/.test(next)) ranges.push({ type: 'mention', offset: at, length: handle.length });
+  }
+  return ranges;
 }
 
 function hasTextMention(entities: MessageEntity[], bot: BotIdentity): boolean {

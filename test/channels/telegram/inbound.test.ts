@@ -52,6 +52,21 @@ describe('Telegram inbound messages', () => {
     expect(event.text).toBe('what time is it?');
   });
 
+  it('finds an @mention in the text when the update carries no entities', async () => {
+    const group = supergroup();
+    fake.injectUpdate({
+      message: { message_id: 77, date: Math.floor(Date.now() / 1000), chat: group, from: BOB, text: 'hey @Pincer_Test_Bot, ping' },
+    });
+    fake.injectUpdate({
+      message: { message_id: 78, date: Math.floor(Date.now() / 1000), chat: group, from: BOB, text: 'mail @pincer_test_bot_fan' },
+    });
+    const addressed = await harness.events.next<InboundMessage>((e) => e.type === 'message' && e.messageId === '77');
+    expect(addressed.mentionsBot).toBe(true);
+    expect(addressed.text).toBe('hey , ping');
+    const other = await harness.events.next<InboundMessage>((e) => e.type === 'message' && e.messageId === '78');
+    expect(other.mentionsBot).toBe(false);
+  });
+
   it('does not count a mention of someone else', async () => {
     fake.sendUserMessage({ chat: supergroup(), from: BOB, text: 'ask @someone_else please' });
     const event = await harness.events.next<InboundMessage>();
