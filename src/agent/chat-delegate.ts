@@ -40,6 +40,8 @@ export interface TurnState {
   presenter: TurnPresenter;
   /** The loop iteration running now (1-based), for /status. */
   iteration: number;
+  /** In a group, the platform id of the latest message the turn answers (the answer replies to it). */
+  replyTo?: string;
 }
 
 /** The chat delegate of one turn. */
@@ -85,6 +87,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     const arrived = this.turn.inject.splice(0);
     const last = arrived[arrived.length - 1]!;
     this.turn.speaker = last.sender;
+    if (this.turn.chat.kind === 'group') this.turn.replyTo = last.messageId;
     return { type: 'inject', messages: userMessagesFor(arrived, this.turn.chat.kind, []) };
   }
 

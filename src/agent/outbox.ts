@@ -23,9 +23,9 @@ export class Outbox {
     return this.channels.get(chat.channel);
   }
 
-  /** Sends text; undefined when every attempt failed (logged). */
-  send(chat: ChatAddress, text: string): Promise<SentMessage | undefined> {
-    return this.attempt('send', chat, (channel) => channel.send(chat, this.redact(text)));
+  /** Sends text (as a reply to `replyTo`, where the platform shows replies); undefined when every attempt failed (logged). */
+  send(chat: ChatAddress, text: string, options: { replyTo?: string } = {}): Promise<SentMessage | undefined> {
+    return this.attempt('send', chat, (channel) => channel.send(chat, this.redact(text), options));
   }
 
   /** Edits a sent message; falls back to a new message when editing keeps failing. */

@@ -103,8 +103,11 @@ export class TurnPresenter {
     this.statusTimer = undefined;
   }
 
-  /** Shows the final text of the turn (editing the streamed message, if any) and stops typing. */
-  async finish(text: string): Promise<void> {
+  /**
+   * Shows the final text of the turn (editing the streamed message, if any) and
+   * stops typing. In a group the answer replies to the message it answers.
+   */
+  async finish(text: string, replyTo?: string): Promise<void> {
     this.close();
     const stream = this.stream;
     this.stream = undefined;
@@ -117,7 +120,7 @@ export class TurnPresenter {
       await this.outbox.edit(stream.message, text);
       return;
     }
-    await this.outbox.send(this.chat, text);
+    await this.outbox.send(this.chat, text, replyTo ? { replyTo } : {});
   }
 
   /** Stops typing and timers without sending anything (the turn ended silently, e.g. for an approval prompt). */

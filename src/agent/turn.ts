@@ -42,6 +42,7 @@ export class TurnEngine {
   /** A turn started by people's messages. */
   async start(turn: TurnState, messages: InboundMessage[]): Promise<void> {
     const { record } = turn;
+    if (turn.chat.kind === 'group') turn.replyTo = messages[messages.length - 1]?.messageId;
     // Written in the background: the model call need not wait for the disk, and the
     // turn's own save (awaited) comes after it in order.
     await this.services.history.update(
@@ -121,7 +122,7 @@ export class TurnEngine {
         record.messages.push({ role: 'assistant', content: outcome.text });
         // The answer need not wait for the disk; the write follows in order.
         await this.services.history.save(record, { wait: false });
-        await presenter.finish(outcome.text);
+        await presenter.finish(outcome.text, turn.replyTo);
         return;
       case 'stopped':
         presenter.close();
@@ -131,7 +132,7 @@ export class TurnEngine {
         const text = `I stopped after ${this.services.config.agent.maxToolIterations} rounds of tool use without reaching an answer. Tell me how to narrow it down and I will continue.`;
         record.messages.push({ role: 'assistant', content: text });
         await this.services.history.save(record);
-        await presenter.finish(text);
+        await presenter.finish(text, turn.replyTo);
         return;
       }
       case 'need_approval':
@@ -140,7 +141,7 @@ export class TurnEngine {
         return;
       case 'failure':
         await this.services.history.save(record);
-        await presenter.finish(await this.failureText(turn, outcome.reason));
+        await presenter.finish(await this.failureText(turn, outcome.reason), turn.replyTo);
     }
   }
 
@@ -156,7 +157,7 @@ export class TurnEngine {
     const { log } = this.services;
     log.error({ err: error, thread: turn.record.key }, 'turn failed');
     await this.services.history.save(turn.record);
-    await turn.presenter.finish(failureMessage(error));
+    await turn.presenter.finish(failureMessage(error), turn.replyTo);
   }
 
   private async failureText(turn: TurnState, reason: string): Promise<string> {

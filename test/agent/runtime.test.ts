@@ -163,6 +163,17 @@ describe('runtime', () => {
     expect(platform.messagesIn(testDm(user.id)).map((m) => m.text)).toEqual(['echo: arrive please']);
   });
 
+  it('answers in a group as a reply to the message that addressed it; not in a DM', async () => {
+    const { app, platform } = await start();
+    const group = testGroup('replies');
+    const asked = platform.channel.userMessage({ chat: group, sender: person('a'), text: 'question?', mentionsBot: true });
+    const user = person('dmuser');
+    platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: 'private question' });
+    await app.runtime.idle();
+    expect(platform.messagesIn(group)[0]).toMatchObject({ text: 'echo: [Person a] question?', replyTo: asked.messageId });
+    expect(platform.messagesIn(testDm(user.id))[0]!.replyTo).toBeUndefined();
+  });
+
   it('does not answer group messages that are not addressed to it', async () => {
     const { app, platform, llm } = await start();
     const group = testGroup('quiet');

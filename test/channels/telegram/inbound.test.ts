@@ -55,10 +55,10 @@ describe('Telegram inbound messages', () => {
   it('finds an @mention in the text when the update carries no entities', async () => {
     const group = supergroup();
     fake.injectUpdate({
-      message: { message_id: 77, date: Math.floor(Date.now() / 1000), chat: group, from: BOB, text: 'hey @Pincer_Test_Bot, ping' },
+      message: { message_id: 77, date: Math.floor(Date.now() / 1000), chat: group, from: BOB, text: 'hey @Pincer_Test_Bot, ping' } as never,
     });
     fake.injectUpdate({
-      message: { message_id: 78, date: Math.floor(Date.now() / 1000), chat: group, from: BOB, text: 'mail @pincer_test_bot_fan' },
+      message: { message_id: 78, date: Math.floor(Date.now() / 1000), chat: group, from: BOB, text: 'mail @pincer_test_bot_fan' } as never,
     });
     const addressed = await harness.events.next<InboundMessage>((e) => e.type === 'message' && e.messageId === '77');
     expect(addressed.mentionsBot).toBe(true);
