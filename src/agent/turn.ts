@@ -111,6 +111,11 @@ export class TurnEngine {
       turn.record.lastIteration = delegate.iterationCount;
     }
     turn.record.messages = ctx.messages.slice(1);
+    if (outcome.type === 'need_approval' && turn.abort.signal.aborted) {
+      // /stop came while the batch ran: no prompt after a stop.
+      TurnEngine.cancelResults(turn.record, outcome.pending);
+      outcome = { type: 'stopped' };
+    }
     await this.deliver(turn, outcome);
   }
 

@@ -6,6 +6,9 @@ import { createApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ConfigInput } from '../../src/config/schema.js';
 import { startFakeLlm, textReply, type FakeLlm, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
+import type { Tool } from '../../src/tools/types.js';
+import { scenarioTools, ToolLog } from '../scenarios/tools.js';
+import { toolCallReply } from '../fakes/llm/server.js';
 import { TestPlatform, testDm, testGroup } from '../support/test-channel.js';
 
 interface Rig {
@@ -35,7 +38,11 @@ function echoAll(request: FakeLlmRequest) {
   return textReply(`echo: ${texts.join(' + ')}`, { latencyMs: 20 });
 }
 
-async function start(overrides: ConfigInput = {}, responder: (request: FakeLlmRequest) => FakeLlmEntry = echoAll): Promise<Rig> {
+async function start(
+  overrides: ConfigInput = {},
+  responder: (request: FakeLlmRequest) => FakeLlmEntry = echoAll,
+  tools: Tool[] = [],
+): Promise<Rig> {
   const dir = mkdtempSync(join(tmpdir(), 'pincer-runtime-'));
   const llm = await startFakeLlm({ responder, record: true });
   const platform = new TestPlatform();
@@ -46,7 +53,7 @@ async function start(overrides: ConfigInput = {}, responder: (request: FakeLlmRe
     llm: { baseUrl: llm.url, model: 'fake-model', maxRetries: 0, stream: false },
     agent: { maxConcurrentTurns: 16, ...overrides.agent },
   });
-  const app = await createApp({ config, channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
+  const app = await createApp({ config, tools, channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
   await app.start();
   rig = { app, llm, platform, dir };
   return rig;
@@ -194,6 +201,32 @@ describe('runtime', () => {
     void app.runtime.done.then(() => (settled = true));
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(settled).toBe(false);
+  });
+});
+
+describe('stop and approvals', () => {
+  it('/stop during a batch that also needs an approval shows no prompt and closes the calls', async () => {
+    const log = new ToolLog();
+    const batch = (request: FakeLlmRequest): FakeLlmEntry =>
+      request.messages.some((m) => m.role === 'tool')
+        ? textReply('after')
+        : toolCallReply([
+            { name: 'slow', arguments: { ms: 10_000 } },
+            { name: 'note_write', arguments: { text: 'x' } },
+          ]);
+    const { app, platform } = await start({}, batch, scenarioTools(log));
+    const user = person('stopper');
+    const chat = testDm(user.id);
+    platform.channel.userMessage({ chat, sender: user, text: 'go' });
+    await platform.waitFor(() => log.slowStarted === 1, 5_000, 'the slow tool');
+    platform.channel.command({ chat, sender: user, name: 'stop' });
+    await app.runtime.idle();
+    expect(platform.approvalsIn(chat)).toHaveLength(0);
+    expect(log.notes).toHaveLength(0);
+    const record = await app.services.history.get(`test:${chat.chatId}`);
+    const calls = record!.messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []) : []));
+    const answered = new Set(record!.messages.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])));
+    expect(calls.every((call) => answered.has(call.id))).toBe(true);
   });
 });
 
