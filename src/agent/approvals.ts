@@ -45,7 +45,13 @@ export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 /** The result of trying to answer an approval. */
 export type ClaimResult =
   | { ok: true; approval: PendingApproval }
-  | { ok: false; reason: 'unknown' | 'not_requester' | 'already_answered' | 'expired'; approval?: PendingApproval };
+  | {
+      ok: false;
+      reason: 'unknown' | 'not_requester' | 'already_answered' | 'expired';
+      approval?: PendingApproval;
+      /** This press found the approval past its expiry and ended it (its turn must now resume). */
+      endedNow?: boolean;
+    };
 
 const ACTION_STATUS: Record<ApprovalAction, ApprovalStatus> = { approve: 'approved', always: 'always', deny: 'denied' };
 
@@ -147,7 +153,7 @@ export class ApprovalBook {
       }
       if (current.expiresAt <= this.now()) {
         const expired = { ...current, status: 'expired' as const, decidedAt: this.now() };
-        result = { ok: false, reason: 'expired', approval: expired };
+        result = { ok: false, reason: 'expired', approval: expired, endedNow: true };
         return expired;
       }
       const status = action === 'always' && !current.allowAlways ? 'approved' : ACTION_STATUS[action];

@@ -11,6 +11,7 @@ import type { LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
 import type { CallResult, ToolContext } from '../tools/types.js';
 import { ApprovalBook, type PendingApproval } from './approvals.js';
 import { compactHistory, estimateTokens } from './compaction.js';
+import { repairHistory } from './history-repair.js';
 import { LAST_TOOL_ROUND_NOTICE } from './guards/notices.js';
 import type { ThreadRecord } from './history.js';
 import { userMessagesFor } from './inbound-format.js';
@@ -107,6 +108,12 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
       ctx.messages.push({ role: 'user', content: LAST_TOOL_ROUND_NOTICE });
     }
     ctx.messages[0] = { role: 'system', content: this.systemPrompt(ctx) };
+    const history = ctx.messages.slice(1);
+    const repaired = repairHistory(history);
+    if (repaired !== history) {
+      this.services.log.warn({ thread: this.turn.record.key }, 'history had tool calls without results; repaired before the model call');
+      ctx.messages.splice(1, ctx.messages.length - 1, ...repaired);
+    }
     if (estimateTokens(ctx.messages) > config.agent.maxContextTokens * config.agent.compactThreshold) {
       await this.compact(ctx);
     }

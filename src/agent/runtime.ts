@@ -119,7 +119,7 @@ export class Runtime {
     const { log, config } = this.services;
     log.info({ reason }, 'shutting down');
     for (const timer of this.expiryTimers.values()) clearTimeout(timer);
-    for (const runner of this.runners.values()) runner.stop();
+    for (const runner of this.runners.values()) runner.close();
     const deadline = new Promise((resolve) => setTimeout(resolve, config.agent.shutdownTimeoutMs).unref());
     await Promise.race([this.idle(), deadline]);
     await Promise.race([Promise.allSettled([...this.channels.values()].map((channel) => channel.stop())), deadline]);
@@ -200,17 +200,31 @@ export class Runtime {
     if (!claim.ok) {
       this.services.log.debug({ approval: event.approvalId, reason: claim.reason }, 'approval press refused');
       const text = claim.reason === 'not_requester' ? `Only ${claim.approval?.requester.name ?? 'the person who asked'} can answer this.` : PRESS_NOTICES[claim.reason];
-      await event.respond({ text, private: true });
-      if (claim.reason === 'expired' && claim.approval) await this.expired(claim.approval);
+      if (claim.endedNow && claim.approval) {
+        this.disarmExpiry(claim.approval.id);
+        await this.expired(claim.approval);
+      }
+      await this.notify(event, text);
       return;
     }
     const approval = claim.approval;
     this.services.log.info({ thread: approval.threadKey, tool: approval.call.name, decision: approval.status }, 'approval answered');
     this.disarmExpiry(approval.id);
-    await event.respond({ text: approval.status === 'denied' ? 'Denied.' : 'Approved.', private: true });
-    await this.showOutcome(approval);
+    // The turn resumes first: a message sent right after the press then joins the
+    // resumed turn, and a failing notice or prompt edit cannot stop the call.
     const runner = this.runnerForApproval(approval);
     runner.resume(approval, approval.status === 'denied' ? { kind: 'denied' } : { kind: 'approved', always: approval.status === 'always' });
+    await this.notify(event, approval.status === 'denied' ? 'Denied.' : 'Approved.');
+    await this.showOutcome(approval);
+  }
+
+  /** A private notice to the presser; cosmetic, so a failure is only logged. */
+  private async notify(event: InboundApprovalAnswer, text: string): Promise<void> {
+    try {
+      await event.respond({ text, private: true });
+    } catch (error) {
+      this.services.log.warn({ err: error, channel: event.chat.channel }, 'approval notice not shown');
+    }
   }
 
   private runnerForApproval(approval: PendingApproval): ThreadRunner {
@@ -241,13 +255,17 @@ export class Runtime {
   }
 
   private async expired(approval: PendingApproval): Promise<void> {
-    await this.showOutcome(approval);
     this.runnerForApproval(approval).resume(approval, { kind: 'expired' });
+    await this.showOutcome(approval);
   }
 
   private async showOutcome(approval: PendingApproval): Promise<void> {
-    const shown = await this.services.approvals.promptLocation(approval);
-    if (shown) await this.services.outbox.resolveApproval(shown, promptOf(approval), outcomeOf(approval));
+    try {
+      const shown = await this.services.approvals.promptLocation(approval);
+      if (shown) await this.services.outbox.resolveApproval(shown, promptOf(approval), outcomeOf(approval));
+    } catch (error) {
+      this.services.log.warn({ err: error, thread: approval.threadKey }, 'approval prompt not updated');
+    }
   }
 
   private async stopThread(key: string, byName: string): Promise<boolean> {

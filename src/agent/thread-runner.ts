@@ -10,7 +10,7 @@ import type { TurnState } from './chat-delegate.js';
 import { TurnPresenter } from './presenter.js';
 import type { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
-import { outcomeOf, type ApprovalResumption, type TurnEngine } from './turn.js';
+import { outcomeOf, TurnEngine, type ApprovalResumption } from './turn.js';
 
 /** Work queued for the thread. */
 type Work = { kind: 'messages' } | { kind: 'resume'; approval: PendingApproval; how: ApprovalResumption };
@@ -24,6 +24,8 @@ export class ThreadRunner {
   private current: { abort: AbortController; inject: InboundMessage[] } | undefined;
   private scheduled = false;
   private idleWaiters: (() => void)[] = [];
+  /** Set on shutdown: no new work starts. */
+  private closed = false;
   private chat: ChatInfo;
 
   constructor(
@@ -53,6 +55,7 @@ export class ThreadRunner {
 
   /** Takes a person's message: injected into the running turn, or queued for the next. */
   accept(message: InboundMessage): void {
+    if (this.closed) return;
     this.chat = message.chat;
     if (this.current && !this.current.abort.signal.aborted) {
       this.current.inject.push(message);
@@ -64,6 +67,7 @@ export class ThreadRunner {
 
   /** Resumes the turn after its approval was answered or expired. */
   resume(approval: PendingApproval, how: ApprovalResumption): void {
+    if (this.closed) return;
     this.resumes.push({ kind: 'resume', approval, how });
     this.schedule();
   }
@@ -75,12 +79,21 @@ export class ThreadRunner {
   stop(): boolean {
     const hadWork = Boolean(this.current) || this.queue.length > 0 || this.resumes.length > 0;
     this.queue.length = 0;
-    this.resumes.length = 0;
+    for (const work of this.resumes.splice(0)) {
+      // An answered approval that never got to run still needs its results in the history.
+      if (work.kind === 'resume') void this.services.history.update(this.key, this.chat, (record) => TurnEngine.cancelResults(record, work.approval));
+    }
     if (this.current) {
       this.current.inject.length = 0;
       this.current.abort.abort(new Error('stopped by the user'));
     }
     return hadWork;
+  }
+
+  /** Stops for good (shutdown): the running turn is interrupted and nothing new starts. */
+  close(): void {
+    this.stop();
+    this.closed = true;
   }
 
   /** Resolves once no turn runs or waits. */

@@ -71,6 +71,13 @@ export class TurnEngine {
       remaining.length = 0;
     }
     while (remaining.length) {
+      if (turn.abort.signal.aborted) {
+        // Stopped while the approved call ran: the rest of the batch is cancelled, not asked.
+        record.messages.push(...remaining.map((rest) => toolResult(rest, APPROVAL_RESULTS.cancelled)));
+        await this.services.history.save(record);
+        turn.presenter.close();
+        return;
+      }
       const call = remaining.shift()!;
       const result = await this.services.pipeline.run(call, delegate.toolContext());
       if (result.status === 'needs_approval') {
@@ -154,8 +161,16 @@ export class TurnEngine {
     turn.presenter.close();
     this.services.log.info({ thread: approval.threadKey, tool: approval.call.name, deferred: approval.deferred.length }, 'approval requested');
     await this.services.approvals.create(approval);
-    await this.services.approvals.showPrompt(approval.id, () => this.services.outbox.sendApproval(approval.chat, promptOf(approval)));
-    this.onApproval(approval);
+    const shown = await this.services.approvals.showPrompt(approval.id, () => this.services.outbox.sendApproval(approval.chat, promptOf(approval)));
+    if (shown) {
+      this.onApproval(approval);
+      return;
+    }
+    // Nobody can answer a prompt that was never shown: cancel it and say so.
+    await this.services.approvals.end(approval.id, 'cancelled');
+    TurnEngine.cancelResults(turn.record, approval);
+    await this.services.history.save(turn.record);
+    await this.services.outbox.send(approval.chat, `I needed your approval to run \`${approval.call.name}\`, but could not show the approval buttons here. Nothing was run; please try again.`);
   }
 
   private async fail(turn: TurnState, error: unknown): Promise<void> {

@@ -121,7 +121,7 @@ class CallRunner implements PipelineCore {
       const normalized = normalizeArguments(call.name, call.arguments, entry.schema);
       if (!normalized.ok) return this.fail(trace, 'error', normalized.error);
       const prepared: PreparedCall = { call, entry, params: normalized.params, started: trace.started };
-      return options.approved ? prepared : this.decide(prepared, { ...trace, args: this.auditArgs(prepared.params, entry.tool) });
+      return this.decide(prepared, { ...trace, args: this.auditArgs(prepared.params, entry.tool) }, options.approved === true);
     });
   }
 
@@ -143,7 +143,11 @@ class CallRunner implements PipelineCore {
     });
   }
 
-  private async decide(prepared: PreparedCall, trace: Trace): Promise<PreparedCall | CallResult> {
+  /**
+   * The approval decision. For a call the user already approved, only a refusal
+   * still counts: an admin may have disabled the tool while the prompt was open.
+   */
+  private async decide(prepared: PreparedCall, trace: Trace, approved = false): Promise<PreparedCall | CallResult> {
     const { call, entry, params } = prepared;
     const { ctx } = trace;
     const [policy, permission] = await Promise.all([
@@ -152,8 +156,8 @@ class CallRunner implements PipelineCore {
     ]);
     const requirement = requirementFor(entry.tool, params);
     const decision = decideApproval({ tool: call.name, requirement, policy, permission, context: ctx.approval });
-    if (decision.kind === 'run') return prepared;
     if (decision.kind === 'reject') return this.fail(trace, 'rejected', `Error: ${decision.reason}`);
+    if (decision.kind === 'run' || approved) return prepared;
     // Nobody should be asked to approve a call that cannot run.
     const validation = validateParams(call.name, entry.tool.parameters, params);
     if (!validation.ok) return this.fail(trace, 'error', validation.error);

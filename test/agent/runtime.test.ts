@@ -230,6 +230,56 @@ describe('stop and approvals', () => {
   });
 });
 
+/** Every tool call in a request is answered before any other message follows it. */
+function wellFormed(request: FakeLlmRequest): boolean {
+  let open = new Set<string>();
+  for (const message of request.messages) {
+    if (message.role === 'tool') open.delete(String(message.tool_call_id));
+    else if (open.size) return false;
+    const calls = (message.tool_calls as { id: string }[] | undefined) ?? [];
+    if (message.role === 'assistant' && calls.length) open = new Set(calls.map((c) => c.id));
+  }
+  return true;
+}
+
+describe('approval races', () => {
+  const noteThen = (request: FakeLlmRequest): FakeLlmEntry => {
+    const last = request.messages.at(-1)!;
+    if (last.role === 'tool') return textReply(`result: ${String(last.content).includes('saved') ? 'saved' : 'not saved'}`);
+    return String(last.content).includes('note') ? toolCallReply([{ name: 'note_write', arguments: { text: 'x' } }]) : echoAll(request);
+  };
+
+  it('a message sent right after Approve joins the resumed turn: the tool runs once and every request is well formed', async () => {
+    const log = new ToolLog();
+    const { app, platform, llm } = await start({}, noteThen, scenarioTools(log));
+    const user = person('racer');
+    const chat = testDm(user.id);
+    platform.channel.userMessage({ chat, sender: user, text: 'note please' });
+    await platform.waitFor(() => platform.approvalsIn(chat).length === 1, 5_000, 'the prompt');
+    const prompt = platform.approvalsIn(chat)[0]!;
+    platform.channel.press(prompt.prompt.id, 'approve', user);
+    platform.channel.userMessage({ chat, sender: user, text: 'thanks' });
+    await app.runtime.idle();
+    expect(log.notes).toEqual(['x']);
+    expect(llm.requests.every(wellFormed)).toBe(true);
+    expect(platform.messagesIn(chat).map((m) => m.text).join('\n')).not.toMatch(/Sorry/);
+  });
+
+  it('Approve after an admin disabled the tool runs nothing', async () => {
+    const log = new ToolLog();
+    const { app, platform } = await start({}, noteThen, scenarioTools(log));
+    const user = person('late');
+    const chat = testDm(user.id);
+    platform.channel.userMessage({ chat, sender: user, text: 'note please' });
+    await platform.waitFor(() => platform.approvalsIn(chat).length === 1, 5_000, 'the prompt');
+    await app.services.policy.set('note_write', 'global', 'disable', 'test:owner');
+    platform.channel.press(platform.approvalsIn(chat)[0]!.prompt.id, 'approve', user);
+    await app.runtime.idle();
+    expect(log.notes).toEqual([]);
+    expect(platform.messagesIn(chat).map((m) => m.text)).toContain('result: not saved');
+  });
+});
+
 describe('tool commands', () => {
   it('/tools shows how each tool runs here: free, asks first, or DM only in a group', async () => {
     const { app, platform } = await start();
