@@ -51,7 +51,7 @@ export interface App {
   store: Store;
   /** Starts the channels and the event loop. */
   start(): Promise<void>;
-  /** Graceful shutdown, then the store is closed. */
+  /** Graceful shutdown, then the store is closed. Calling it again waits for the first call. */
   stop(reason?: string): Promise<void>;
 }
 
@@ -122,16 +122,21 @@ export async function createApp(options: AppOptions): Promise<App> {
     outbox,
   };
   const runtime = new Runtime(services, channels);
+  let stopping: Promise<void> | undefined;
+  const stop = async (reason: string) => {
+    await runtime.shutdown(reason);
+    await services.usage.flush();
+    await services.history.flush();
+    await store.close();
+  };
   return {
     runtime,
     services,
     store,
     start: () => runtime.start(),
-    async stop(reason = 'stopped') {
-      await runtime.shutdown(reason);
-      await services.usage.flush();
-      await services.history.flush();
-      await store.close();
+    stop(reason = 'stopped') {
+      stopping ??= stop(reason);
+      return stopping;
     },
   };
 }

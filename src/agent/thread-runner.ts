@@ -12,6 +12,17 @@ import type { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
 import { outcomeOf, TurnEngine, type ApprovalResumption } from './turn.js';
 
+/** Why a turn was stopped: by a person (/stop, /new) or by the process shutting down. */
+export type StopReason = 'user' | 'shutdown';
+
+/** The abort reason of a stopped turn. */
+export class TurnStopped extends Error {
+  override readonly name = 'TurnStopped';
+  constructor(readonly reason: StopReason) {
+    super(reason === 'shutdown' ? 'the bot is shutting down' : 'stopped by the user');
+  }
+}
+
 /** Work queued for the thread. */
 type Work = { kind: 'messages' } | { kind: 'resume'; approval: PendingApproval; how: ApprovalResumption };
 
@@ -76,7 +87,7 @@ export class ThreadRunner {
    * Interrupts the running turn (LLM request and tools aborted) and drops queued
    * work. Returns whether anything was running or waiting.
    */
-  stop(): boolean {
+  stop(reason: StopReason = 'user'): boolean {
     const hadWork = Boolean(this.current) || this.queue.length > 0 || this.resumes.length > 0;
     this.queue.length = 0;
     for (const work of this.resumes.splice(0)) {
@@ -85,14 +96,14 @@ export class ThreadRunner {
     }
     if (this.current) {
       this.current.inject.length = 0;
-      this.current.abort.abort(new Error('stopped by the user'));
+      this.current.abort.abort(new TurnStopped(reason));
     }
     return hadWork;
   }
 
   /** Stops for good (shutdown): the running turn is interrupted and nothing new starts. */
   close(): void {
-    this.stop();
+    this.stop('shutdown');
     this.closed = true;
   }
 

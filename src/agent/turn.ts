@@ -137,8 +137,10 @@ export class TurnEngine {
         await presenter.finish(outcome.text, turn.replyTo);
         return;
       case 'stopped':
-        presenter.close();
         await this.services.history.save(record);
+        // A person who sent /stop has their confirmation; a shutdown owes them a word.
+        if (isShutdown(turn.abort.signal.reason)) await presenter.finish(SHUTDOWN_NOTICE, turn.replyTo);
+        else presenter.close();
         return;
       case 'max_iterations': {
         const text = `I stopped after ${this.services.config.agent.maxToolIterations} rounds of tool use without reaching an answer. Tell me how to narrow it down and I will continue.`;
@@ -214,6 +216,13 @@ function approvalView(view: { allowAlways: boolean; displayArgs: string; summary
 
 function toolResult(call: ToolCall, content: string): ChatMessage {
   return { role: 'tool', toolCallId: call.id, content };
+}
+
+/** What people see when a shutdown interrupts their turn. */
+export const SHUTDOWN_NOTICE = '⏹️ I have to stop here: the bot is restarting. Please send your message again in a minute.';
+
+function isShutdown(reason: unknown): boolean {
+  return (reason as { reason?: unknown } | undefined)?.reason === 'shutdown';
 }
 
 /** The short, honest message a person sees when a turn fails; details stay in the logs. */

@@ -242,6 +242,24 @@ function wellFormed(request: FakeLlmRequest): boolean {
   return true;
 }
 
+describe('shutdown', () => {
+  it('tells the people whose turn it interrupts, and shuts down within the deadline', async () => {
+    const log = new ToolLog();
+    const slow = (request: FakeLlmRequest): FakeLlmEntry =>
+      request.messages.some((m) => m.role === 'tool') ? textReply('late') : toolCallReply([{ name: 'slow', arguments: { ms: 30_000 } }]);
+    const { app, platform } = await start({}, slow, scenarioTools(log));
+    const user = person('busy');
+    const chat = testDm(user.id);
+    platform.channel.userMessage({ chat, sender: user, text: 'take your time' });
+    await platform.waitFor(() => log.slowStarted === 1, 5_000, 'the slow tool');
+    const started = Date.now();
+    await app.stop('SIGTERM');
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(log.slowAborted).toBe(1);
+    expect(platform.messagesIn(chat).map((m) => m.text)).toEqual([expect.stringMatching(/restarting/)]);
+  });
+});
+
 describe('approval races', () => {
   const noteThen = (request: FakeLlmRequest): FakeLlmEntry => {
     const last = request.messages.at(-1)!;
