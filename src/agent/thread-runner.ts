@@ -9,19 +9,9 @@ import { promptOf, type PendingApproval } from './approvals.js';
 import type { TurnState } from './chat-delegate.js';
 import { TurnPresenter } from './presenter.js';
 import type { FairSemaphore } from './semaphore.js';
+import { TurnStopped, type StopReason } from './turn-stopped.js';
 import type { AgentServices } from './services.js';
 import { outcomeOf, TurnEngine, type ApprovalResumption } from './turn.js';
-
-/** Why a turn was stopped: by a person (/stop, /new) or by the process shutting down. */
-export type StopReason = 'user' | 'shutdown';
-
-/** The abort reason of a stopped turn. */
-export class TurnStopped extends Error {
-  override readonly name = 'TurnStopped';
-  constructor(readonly reason: StopReason) {
-    super(reason === 'shutdown' ? 'the bot is shutting down' : 'stopped by the user');
-  }
-}
 
 /** Work queued for the thread. */
 type Work = { kind: 'messages' } | { kind: 'resume'; approval: PendingApproval; how: ApprovalResumption };

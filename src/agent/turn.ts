@@ -12,6 +12,7 @@ import type { ThreadRecord } from './history.js';
 import { userMessagesFor } from './inbound-format.js';
 import { runAgenticLoop, type LoopContext, type LoopOutcome } from './loop.js';
 import type { AgentServices } from './services.js';
+import { TurnStopped } from './turn-stopped.js';
 
 /** Tool results written when an approval ends without running its call. */
 export const APPROVAL_RESULTS = {
@@ -139,7 +140,7 @@ export class TurnEngine {
       case 'stopped':
         await this.services.history.save(record);
         // A person who sent /stop has their confirmation; a shutdown owes them a word.
-        if (isShutdown(turn.abort.signal.reason)) await presenter.finish(SHUTDOWN_NOTICE, turn.replyTo);
+        if (turn.abort.signal.reason instanceof TurnStopped && turn.abort.signal.reason.reason === 'shutdown') await presenter.finish(SHUTDOWN_NOTICE, turn.replyTo);
         else presenter.close();
         return;
       case 'max_iterations': {
@@ -220,10 +221,6 @@ function toolResult(call: ToolCall, content: string): ChatMessage {
 
 /** What people see when a shutdown interrupts their turn. */
 export const SHUTDOWN_NOTICE = '⏹️ I have to stop here: the bot is restarting. Please send your message again in a minute.';
-
-function isShutdown(reason: unknown): boolean {
-  return (reason as { reason?: unknown } | undefined)?.reason === 'shutdown';
-}
 
 /** The short, honest message a person sees when a turn fails; details stay in the logs. */
 export function failureMessage(error: unknown): string {
