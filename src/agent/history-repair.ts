@@ -14,9 +14,64 @@ export const MISSING_RESULT = 'Not run: this call was interrupted before it coul
  * directly followed by one result per call: results found later are moved up,
  * duplicates dropped (a real result wins over {@link MISSING_RESULT}), missing
  * ones filled in, and results for calls that do not exist dropped. Returns the
- * same array when nothing needed repair.
+ * same array when nothing needed repair. Tool-call ids are made unique first
+ * ({@link uniqueCallIds}).
  */
 export function repairHistory(messages: ChatMessage[]): ChatMessage[] {
+  return pairResults(uniqueCallIds(messages));
+}
+
+/**
+ * A copy of `messages` in which no two tool calls share an id (histories
+ * stored before ids were made unique at the provider may hold duplicates,
+ * which endpoints refuse). A repeated id is renamed in its assistant message
+ * and in the results that follow it, up to the next assistant message, in
+ * order: the n-th result carrying the id answers the n-th call that had it.
+ * Returns the same array when every id was unique.
+ */
+export function uniqueCallIds(messages: ChatMessage[]): ChatMessage[] {
+  const seen = new Set<string>();
+  const out: ChatMessage[] = [];
+  let renames = new Map<string, string[]>();
+  let changed = false;
+  for (const message of messages) {
+    if (message.role === 'assistant') {
+      renames = new Map();
+      if (message.toolCalls?.length) {
+        const calls = message.toolCalls.map((call) => {
+          let id = call.id;
+          if (seen.has(id) || !id) {
+            id = freshId(call.id, seen);
+            changed = true;
+          }
+          seen.add(id);
+          renames.set(call.id, [...(renames.get(call.id) ?? []), id]);
+          return id === call.id ? call : { ...call, id };
+        });
+        out.push(calls.every((call, i) => call === message.toolCalls![i]) ? message : { ...message, toolCalls: calls });
+        continue;
+      }
+    }
+    if (message.role === 'tool') {
+      const id = renames.get(message.toolCallId)?.shift();
+      if (id !== undefined && id !== message.toolCallId) {
+        out.push({ ...message, toolCallId: id });
+        continue;
+      }
+    }
+    out.push(message);
+  }
+  return changed ? out : messages;
+}
+
+function freshId(base: string, taken: ReadonlySet<string>): string {
+  for (let n = 2; ; n++) {
+    const id = `${base || 'call'}_${n}`;
+    if (!taken.has(id)) return id;
+  }
+}
+
+function pairResults(messages: ChatMessage[]): ChatMessage[] {
   const results = collectResults(messages);
   const repaired: ChatMessage[] = [];
   let changed = false;

@@ -9,6 +9,7 @@ import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/compl
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
+import { callIdsOf, withUniqueCallIds } from './call-ids.js';
 import { startDeadline } from './deadline.js';
 import { toLlmError } from './errors.js';
 import { PriceTable } from './pricing.js';
@@ -92,7 +93,7 @@ export class OpenAiProvider implements LlmProvider {
       },
     );
     if (!streaming && parsed.content) request.onTextDelta?.(parsed.content);
-    return this.toResponse(parsed);
+    return this.toResponse(parsed, request);
   }
 
   private async completeOnce(request: LlmRequest): Promise<ParsedCompletion> {
@@ -157,11 +158,11 @@ export class OpenAiProvider implements LlmProvider {
     };
   }
 
-  private toResponse(parsed: ParsedCompletion): LlmResponse {
+  private toResponse(parsed: ParsedCompletion, request: LlmRequest): LlmResponse {
     const model = parsed.model ?? this.model;
     return {
       content: parsed.content,
-      toolCalls: parsed.toolCalls,
+      toolCalls: withUniqueCallIds(parsed.toolCalls, callIdsOf(request.messages)),
       finishReason: parsed.finishReason,
       usage: parsed.usage,
       costUsd: this.prices.costOf([this.model, model], parsed.usage),

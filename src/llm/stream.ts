@@ -44,9 +44,8 @@ export class StreamAssembler {
 
   /** The completion the chunks so far add up to. */
   result(): ParsedCompletion {
-    const toolCalls = [...this.calls.entries()]
-      .sort(([a], [b]) => a - b)
-      .map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
+    // Calls without an id get one at the provider boundary (call-ids.ts).
+    const toolCalls = [...this.calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => ({ ...call }));
     return {
       content: this.content,
       toolCalls,

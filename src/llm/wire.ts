@@ -62,9 +62,10 @@ export function toUsage(usage: CompletionUsage | null | undefined): Usage {
 /** The function calls of a non-streamed reply; custom (non-function) calls are not offered, so skipped. */
 export function toToolCalls(calls: ChatCompletionMessageToolCall[] | undefined): ToolCall[] {
   const result: ToolCall[] = [];
-  for (const [index, call] of (calls ?? []).entries()) {
+  for (const call of calls ?? []) {
     if (call.type !== 'function') continue;
-    result.push({ id: call.id || `call_${index}`, name: call.function.name, arguments: call.function.arguments ?? '' });
+    // A missing id is filled in at the provider boundary (call-ids.ts).
+    result.push({ id: call.id ?? '', name: call.function.name, arguments: call.function.arguments ?? '' });
   }
   return result;
 }

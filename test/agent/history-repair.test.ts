@@ -29,4 +29,24 @@ describe('repairHistory', () => {
     const history = [user('a'), call('1', '2'), result('1')];
     expect(repairHistory(history)).toBe(history);
   });
+
+  it('renames calls that share an id within one reply, and their results in order', () => {
+    const history = [user('a'), call('x', 'x', ''), result('x', 'first'), result('x', 'second'), result('', 'third'), user('b')];
+    const repaired = repairHistory(history);
+    const calls = repaired[1]!.role === 'assistant' ? repaired[1]!.toolCalls!.map((c) => c.id) : [];
+    expect(new Set(calls).size).toBe(3);
+    expect(calls[0]).toBe('x');
+    expect(repaired.slice(2, 5)).toEqual([result(calls[0]!, 'first'), result(calls[1]!, 'second'), result(calls[2]!, 'third')]);
+  });
+
+  it('renames an id that an earlier reply already used, so each result stays with its own call', () => {
+    const history = [user('a'), call('call_0'), result('call_0', 'one'), user('b'), call('call_0'), result('call_0', 'two')];
+    const repaired = repairHistory(history);
+    const second = repaired[4]!;
+    const id = second.role === 'assistant' ? second.toolCalls![0]!.id : '';
+    expect(id).not.toBe('call_0');
+    expect(repaired).toEqual([user('a'), call('call_0'), result('call_0', 'one'), user('b'), call(id), result(id, 'two')]);
+    // Repairing again changes nothing.
+    expect(repairHistory(repaired)).toBe(repaired);
+  });
 });

@@ -39,6 +39,11 @@ export interface StartFakeLlmOptions {
   models?: string[];
   /** When set, a request without `Authorization: Bearer <apiKey>` gets 401. */
   apiKey?: string;
+  /**
+   * Accept histories a real endpoint refuses (tool calls without results,
+   * duplicate tool-call ids). Off by default: the fake is as strict as OpenAI.
+   */
+  acceptAnyHistory?: boolean;
   /** Keep request bodies and headers (default true); benchmarks turn it off. */
   record?: boolean;
 }
@@ -144,6 +149,8 @@ class FakeLlmServer implements FakeLlm {
       this.requests.push(body);
       this.requestHeaders.push(req.headers);
     }
+    const malformed = this.options.acceptAnyHistory ? undefined : historyProblem(body.messages);
+    if (malformed) return sendJson(res, 400, apiError(malformed, 'invalid_request_error', null));
     await this.answer(body, index, res);
   }
 
@@ -220,3 +227,32 @@ export async function startFakeLlm(options: StartFakeLlmOptions = {}): Promise<F
 }
 
 export * from './script.js';
+
+/**
+ * Why OpenAI would refuse this conversation with a 400, or undefined: every
+ * assistant message with tool calls must be followed by one tool message per
+ * call id, ids must be unique, and a tool message must answer such a call.
+ */
+export function historyProblem(messages: FakeLlmRequest['messages'] | undefined): string | undefined {
+  const seen = new Set<string>();
+  let open: string[] = [];
+  for (const message of messages ?? []) {
+    if (message.role === 'tool') {
+      const id = String(message.tool_call_id ?? '');
+      if (!open.includes(id)) return `Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls' (tool_call_id ${JSON.stringify(id)}).`;
+      open = open.filter((other) => other !== id);
+      continue;
+    }
+    if (open.length) return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${open.join(', ')}`;
+    const calls = message.role === 'assistant' ? ((message.tool_calls as Array<{ id?: string }> | undefined) ?? []) : [];
+    for (const call of calls) {
+      const id = call.id ?? '';
+      if (!id) return "Missing required parameter: 'messages[].tool_calls[].id'.";
+      if (seen.has(id)) return `Duplicate value for 'tool_call_id' of ${id} in message[${(messages ?? []).indexOf(message)}].`;
+      seen.add(id);
+    }
+    open = calls.map((call) => call.id ?? '');
+  }
+  if (open.length) return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${open.join(', ')}`;
+  return undefined;
+}

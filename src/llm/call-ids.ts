@@ -1,0 +1,45 @@
+/**
+ * Tool-call ids that are unique in their conversation. Some endpoints (local
+ * servers especially) give several calls of one reply the same id, or none,
+ * or reuse an id of an earlier reply; an endpoint then refuses the next
+ * request because results cannot be matched to calls. Ids are made unique
+ * where replies enter pincer, keeping the model's own id whenever it is.
+ */
+import { randomBytes } from 'node:crypto';
+import type { ChatMessage, ToolCall } from './types.js';
+
+/** A fresh id in the shape OpenAI uses (`call_` and random characters). */
+export function newCallId(): string {
+  return `call_${randomBytes(12).toString('base64url')}`;
+}
+
+/** Every tool-call id already used in a conversation. */
+export function callIdsOf(messages: readonly ChatMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const message of messages) {
+    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) ids.add(call.id);
+  }
+  return ids;
+}
+
+/**
+ * The calls with unique ids: a call keeps its id unless it is empty, repeats an
+ * earlier call of the same reply, or is in `taken`; those get a fresh one.
+ * Returns the same array when nothing changed.
+ */
+export function withUniqueCallIds(calls: ToolCall[], taken: ReadonlySet<string> = new Set()): ToolCall[] {
+  const used = new Set(taken);
+  let changed = false;
+  const result = calls.map((call) => {
+    if (call.id && !used.has(call.id)) {
+      used.add(call.id);
+      return call;
+    }
+    changed = true;
+    let id = newCallId();
+    while (used.has(id)) id = newCallId();
+    used.add(id);
+    return { ...call, id };
+  });
+  return changed ? result : calls;
+}
