@@ -122,10 +122,13 @@ describe('http_fetch: SSRF protection', () => {
     expect(v4.hits).toEqual([]);
   });
 
-  it('refuses ::1 and never connects', async () => {
-    const port = v6?.port ?? 8080;
-    await expect(fetchText(`http://[::1]:${port}/`)).rejects.toThrow(/^refusing to fetch http:\/\/\[::1\]:\d+: ::1 is a loopback address\./);
-    expect(v6?.hits ?? []).toEqual([]);
+  it('refuses ::1 and never connects', async (context) => {
+    if (!v6) return context.skip('IPv6 loopback (::1) is unavailable here: no server could listen on it');
+    await expect(fetchText(`http://[::1]:${v6.port}/`)).rejects.toThrow(/^refusing to fetch http:\/\/\[::1\]:\d+: ::1 is a loopback address\./);
+    expect(v6.hits).toEqual([]);
+    // The server is really there and counts what reaches it, so the empty list above means something.
+    await (await fetch(`http://[::1]:${v6.port}/control`)).text();
+    expect(v6.hits).toEqual(['/control']);
   });
 
   it.each([
