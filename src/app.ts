@@ -8,6 +8,7 @@ import { COMMANDS } from './agent/commands.js';
 import { ThreadHistory } from './agent/history.js';
 import { Outbox } from './agent/outbox.js';
 import { Runtime } from './agent/runtime.js';
+import { TurnJournal } from './agent/turn-journal.js';
 import type { AgentServices } from './agent/services.js';
 import { UsageLedger } from './agent/usage.js';
 import type { Channel, ChannelDeps } from './channels/types.js';
@@ -120,6 +121,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     approvals: new ApprovalBook(store),
     usage: new UsageLedger(store),
     outbox,
+    journal: new TurnJournal(store, log),
   };
   const runtime = new Runtime(services, channels);
   let stopping: Promise<void> | undefined;
@@ -127,6 +129,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     await runtime.shutdown(reason);
     await services.usage.flush();
     await services.history.flush();
+    await services.journal.durable();
     await store.close();
   };
   return {

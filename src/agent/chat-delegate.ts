@@ -14,6 +14,7 @@ import { compactHistory, estimateTokens } from './compaction.js';
 import { repairHistory } from './history-repair.js';
 import { LAST_TOOL_ROUND_NOTICE } from './guards/notices.js';
 import type { ThreadRecord } from './history.js';
+import { inboxId } from './inbox.js';
 import { userMessagesFor } from './inbound-format.js';
 import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from './loop.js';
 import type { TurnPresenter } from './presenter.js';
@@ -38,6 +39,8 @@ export interface TurnState {
   abort: AbortController;
   /** Messages that arrived during the turn, waiting to be injected. */
   inject: InboundMessage[];
+  /** Inbox ids of the messages this turn has read; they leave the inbox when the turn saves. */
+  consumed: string[];
   presenter: TurnPresenter;
   /** The loop iteration running now (1-based), for /status. */
   iteration: number;
@@ -86,6 +89,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     if (this.isStopped()) return { type: 'stop' };
     if (!this.turn.inject.length) return { type: 'continue' };
     const arrived = this.turn.inject.splice(0);
+    this.turn.consumed.push(...arrived.map(inboxId));
     const last = arrived[arrived.length - 1]!;
     this.turn.speaker = last.sender;
     if (this.turn.chat.kind === 'group') this.turn.replyTo = last.messageId;
@@ -148,6 +152,11 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
 
   async executeToolCalls(calls: ToolCall[], content: string, ctx: LoopContext): Promise<BatchOutcome<PendingApproval>> {
     ctx.messages.push({ role: 'assistant', content: content || null, toolCalls: calls });
+    // The calls are journaled before any runs: after a crash they are reported
+    // to the model as interrupted instead of being run a second time.
+    const { record } = this.turn;
+    record.messages = ctx.messages.slice(1);
+    await this.services.history.save(record, { consumed: this.turn.consumed });
     this.turn.presenter.toolsStarted(calls.map((call) => call.name));
     const results = await this.services.pipeline.runBatch(calls, this.toolContext(), {
       beforeStart: () => (this.turn.inject.length ? SKIPPED_FOR_NEW_MESSAGE : undefined),
@@ -208,7 +217,9 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
   private async compact(ctx: LoopContext, force = false): Promise<void> {
     const keep = this.services.config.agent.keepRecentMessages;
     const history = ctx.messages.slice(1);
-    const compacted = await compactHistory(history, this.services.provider, { keep: force ? Math.min(keep, 4) : keep, signal: this.turn.abort.signal });
+    const { messages: compacted, response } = await compactHistory(history, this.services.provider, { keep: force ? Math.min(keep, 4) : keep, signal: this.turn.abort.signal });
+    // The summary is a model call of this turn: it counts toward the person's usage and ceiling.
+    if (response) await this.recordUsage(response);
     if (compacted !== history) {
       this.services.log.info({ thread: this.turn.record.key, before: history.length, after: compacted.length }, 'history compacted');
       ctx.messages.splice(1, ctx.messages.length - 1, ...compacted);

@@ -10,6 +10,7 @@ import { GLOBAL_SCOPE } from '../tools/policy.js';
 import { staticRequirement } from '../tools/requirement.js';
 import type { PolicyMode } from '../tools/types.js';
 import type { AgentServices } from './services.js';
+import type { StopResult } from './thread-runner.js';
 import { formatUsage } from './usage.js';
 
 /** Every command pincer knows, for help and for platform registration. */
@@ -31,8 +32,11 @@ const ALIASES: Record<string, string> = { interrupt: 'stop', reset: 'new', start
 export interface CommandHost {
   services: AgentServices;
   channel(name: string): Channel | undefined;
-  /** Stops the thread's running turn and cancels its pending approval. Returns whether anything was running. */
-  stopThread(key: string, byName: string): Promise<boolean>;
+  /**
+   * Stops the thread's running turn and cancels its pending approval. Says
+   * whether anything was running, and how many unread messages were kept.
+   */
+  stopThread(key: string, byName: string): Promise<StopResult>;
   /** Resolves once the thread's runner has no turn running or waiting. */
   threadIdle(key: string): Promise<void>;
   /** A human-readable state of the thread. */
@@ -93,8 +97,9 @@ export class CommandHandler {
     const key = threadKeyOf(event.chat);
     switch (name) {
       case 'stop': {
-        const stopped = await this.host.stopThread(key, event.sender.name);
-        return stopped ? '⏹️ Stopped.' : 'Nothing is running here.';
+        const { hadWork, kept } = await this.host.stopThread(key, event.sender.name);
+        if (kept) return `⏹️ Stopped. I kept your ${kept === 1 ? 'message' : `${kept} messages`} sent meanwhile in the conversation; I will read ${kept === 1 ? 'it' : 'them'} with your next message.`;
+        return hadWork ? '⏹️ Stopped.' : 'Nothing is running here.';
       }
       case 'new':
         return this.newThread(event, key);

@@ -2,7 +2,7 @@
  * Context compaction: when a history approaches the model's context window,
  * older turns are summarised by the model and the recent ones kept verbatim.
  */
-import type { ChatMessage, LlmProvider } from '../llm/types.js';
+import type { ChatMessage, LlmProvider, LlmResponse } from '../llm/types.js';
 
 /** Rough token estimate: about four characters per token, plus per-message overhead. */
 export function estimateTokens(messages: readonly ChatMessage[]): number {
@@ -29,17 +29,24 @@ export function splitPoint(messages: readonly ChatMessage[], keep: number): numb
   return index;
 }
 
+/** A compacted history, with the model call that summarised it (for usage accounting). */
+export interface Compaction {
+  messages: ChatMessage[];
+  /** The summary request's response; absent when nothing was old enough to fold. */
+  response?: LlmResponse;
+}
+
 /**
  * Summarises everything before the kept tail into one message. Returns the
- * history unchanged when there is nothing old enough to fold.
+ * history unchanged (and no response) when there is nothing old enough to fold.
  */
 export async function compactHistory(
   history: ChatMessage[],
   provider: LlmProvider,
   options: { keep: number; signal?: AbortSignal },
-): Promise<ChatMessage[]> {
+): Promise<Compaction> {
   const cut = splitPoint(history, options.keep);
-  if (cut <= 1) return history;
+  if (cut <= 1) return { messages: history };
   const older = history.slice(0, cut);
   const transcript = older.map(renderForSummary).join('\n');
   const response = await provider.complete({
@@ -54,7 +61,7 @@ export async function compactHistory(
     maxTokens: 1024,
     ...(options.signal ? { signal: options.signal } : {}),
   });
-  return [{ role: 'user', content: SUMMARY_PREFIX + response.content.trim() }, ...history.slice(cut)];
+  return { messages: [{ role: 'user', content: SUMMARY_PREFIX + response.content.trim() }, ...history.slice(cut)], response };
 }
 
 function renderForSummary(message: ChatMessage): string {

@@ -46,6 +46,44 @@ export const GroupLineSchema = z.object({ sender: z.string(), text: z.string(), 
 /** A group message the bot was not addressed in, kept for context. */
 export type GroupLine = z.infer<typeof GroupLineSchema>;
 
+/**
+ * A person's message accepted by the thread and not yet in its history
+ * (waiting for a turn slot, or for the running turn to read it). Kept in the
+ * record so that a crash or a shutdown loses none: they run after a restart.
+ */
+export const QueuedMessageSchema = z.object({
+  /** Stable id: the platform message id with its arrival time. */
+  id: z.string(),
+  messageId: z.string(),
+  sender: z.object({ id: z.string(), name: z.string(), isBot: z.boolean().optional() }),
+  text: z.string(),
+  receivedAt: z.number(),
+  mentionsBot: z.boolean(),
+  replyToBot: z.boolean(),
+  attachments: z.array(z.object({ name: z.string(), mimeType: z.string().optional(), sizeBytes: z.number().optional(), url: z.string().optional() })),
+});
+/** A person's message accepted by the thread and not yet in its history. */
+export type QueuedMessage = z.infer<typeof QueuedMessageSchema>;
+
+/**
+ * The turn journal of a thread: present from the moment a turn starts until
+ * its answer has been delivered (or it ended another way). Found at start-up,
+ * it means the process died mid-turn, and the turn is resumed.
+ */
+export const OpenTurnSchema = z.object({
+  startedAt: z.number(),
+  /** Qualified id of the person the turn answers. */
+  userId: z.string(),
+  speaker: z.object({ id: z.string(), name: z.string() }),
+  replyTo: z.string().optional(),
+  /** `running` until the turn's last message is decided; `delivering` while it is being sent. */
+  phase: z.enum(['running', 'delivering']),
+  /** The message being delivered (phase `delivering`): sent again if the process died sending it. */
+  answer: z.string().optional(),
+});
+/** The turn journal of a thread. */
+export type OpenTurn = z.infer<typeof OpenTurnSchema>;
+
 /** The stored state of one thread. */
 export const ThreadRecordSchema = z.object({
   key: z.string(),
@@ -56,6 +94,8 @@ export const ThreadRecordSchema = z.object({
   turns: z.number(),
   lastIteration: z.number(),
   updatedAt: z.number(),
+  inbox: z.array(QueuedMessageSchema).default([]),
+  turn: OpenTurnSchema.optional(),
 });
 /** The stored state of one thread. */
 export type ThreadRecord = z.infer<typeof ThreadRecordSchema>;
@@ -79,6 +119,8 @@ export class ThreadHistory {
   private readonly mutex = new KeyedMutex();
   /** The last write of each thread still in flight; writes of one thread go out in order. */
   private readonly writes = new Map<string, Promise<void>>();
+  /** Writes queued behind another and not started yet, with the record they will write: a later change joins them. */
+  private readonly queued = new Map<string, { write: Promise<void>; record: ThreadRecord }>();
 
   constructor(
     store: Store,
@@ -105,17 +147,27 @@ export class ThreadHistory {
     return this.cache.get(key) ?? (await this.records.get(key));
   }
 
-  /** Writes the fields a turn owns; context kept meanwhile by {@link update} stays. */
-  save(record: ThreadRecord, options: { wait?: boolean } = {}): Promise<ThreadRecord> {
+  /**
+   * Writes the fields a turn owns; context kept meanwhile by {@link update}
+   * stays. `consumed` names inbox messages the turn has read (they are in its
+   * messages now), which leave the inbox in the same write.
+   */
+  save(record: ThreadRecord, options: { wait?: boolean; consumed?: readonly string[] } = {}): Promise<ThreadRecord> {
     return this.update(
       record.key,
       record.chat,
       (current) => {
+        if (options.consumed?.length) {
+          const read = new Set(options.consumed);
+          current.inbox = current.inbox.filter((queued) => !read.has(queued.id));
+        }
         if (current === record) return;
         current.messages = record.messages;
         current.usage = record.usage;
         current.turns = record.turns;
         current.lastIteration = record.lastIteration;
+        if (record.turn) current.turn = record.turn;
+        else delete current.turn;
       },
       options,
     );
@@ -144,8 +196,21 @@ export class ThreadHistory {
   }
 
   private persist(key: string, record: ThreadRecord): Promise<void> {
+    // A write waiting its turn serialises the record when it starts, so it
+    // carries this change too: a burst of changes costs one write, not one each.
+    const waiting = this.queued.get(key);
+    if (waiting) {
+      waiting.record = record;
+      return waiting.write;
+    }
     const previous = this.writes.get(key) ?? Promise.resolve();
-    const write = previous.then(() => this.records.set(key, record));
+    const entry = { record, write: Promise.resolve() };
+    entry.write = previous.then(() => {
+      this.queued.delete(key);
+      return this.records.set(key, entry.record);
+    });
+    this.queued.set(key, entry);
+    const write = entry.write;
     const settled = write.catch((error: unknown) => this.log.error({ err: error, thread: key }, 'thread history not written'));
     this.writes.set(key, settled);
     void settled.then(() => {
@@ -155,7 +220,8 @@ export class ThreadHistory {
   }
 
   private async read(key: string, chat: ChatInfo): Promise<ThreadRecord> {
-    let record = this.cache.get(key);
+    // A record evicted from the cache while its write waits is newer than the stored one.
+    let record = this.cache.get(key) ?? this.queued.get(key)?.record;
     if (record) {
       this.cache.delete(key);
     } else {
@@ -168,7 +234,7 @@ export class ThreadHistory {
 }
 
 function emptyRecord(key: string, chat: ChatInfo): ThreadRecord {
-  return { key, chat: chatFields(chat), messages: [], groupContext: [], usage: zeroUsage(), turns: 0, lastIteration: 0, updatedAt: Date.now() };
+  return { key, chat: chatFields(chat), messages: [], groupContext: [], usage: zeroUsage(), turns: 0, lastIteration: 0, updatedAt: Date.now(), inbox: [] };
 }
 
 function chatFields(chat: ChatInfo): ThreadRecord['chat'] {

@@ -4,7 +4,7 @@
  * presses) or the command handler (control path, never behind a turn). It ends
  * on shutdown or when every channel stream has ended; nothing else ends it.
  */
-import type { Channel, InboundApprovalAnswer, InboundCommand, InboundEvent, InboundMessage } from '../channels/types.js';
+import type { Channel, ChatInfo, InboundApprovalAnswer, InboundCommand, InboundEvent, InboundMessage } from '../channels/types.js';
 import { qualifiedUserId, threadKeyOf } from '../channels/types.js';
 import { ChannelError } from '../errors.js';
 import { promptOf, type PendingApproval } from './approvals.js';
@@ -12,7 +12,8 @@ import { canonicalCommand, CommandHandler } from './commands.js';
 import { InboundLimiter } from './inbound-limits.js';
 import { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
-import { ThreadRunner } from './thread-runner.js';
+import { ThreadRunner, type RunnerContext, type StopResult } from './thread-runner.js';
+import type { TurnJournal } from './turn-journal.js';
 import { outcomeOf, TurnEngine } from './turn.js';
 
 /** Texts shown to the presser of an approval button. */
@@ -30,6 +31,8 @@ export class Runtime {
   private readonly engine: TurnEngine;
   private readonly commands: CommandHandler;
   private readonly limiter: InboundLimiter;
+  private readonly journal: TurnJournal;
+  private readonly runnerContext: RunnerContext;
   private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
   private readonly inflight = new Set<Promise<unknown>>();
   private stopping: Promise<void> | undefined;
@@ -45,6 +48,19 @@ export class Runtime {
     const { agent } = services.config;
     this.slots = new FairSemaphore(agent.maxConcurrentTurns);
     this.engine = new TurnEngine(services, (approval) => this.armExpiry(approval));
+    this.journal = services.journal;
+    this.runnerContext = {
+      services,
+      engine: this.engine,
+      slots: this.slots,
+      journal: this.journal,
+      // An idle thread costs nothing: its runner is made again by its next event.
+      onIdle: (runner) => {
+        if (this.runners.get(runner.key) !== runner) return;
+        this.runners.delete(runner.key);
+        this.journal.clear(runner.key);
+      },
+    };
     this.limiter = new InboundLimiter(agent.userMessagesPerMinute, agent.maxInboundChars);
     this.commands = new CommandHandler({
       services,
@@ -79,10 +95,43 @@ export class Runtime {
     );
     if (!started.length) throw new ChannelError('pincer', 'no channel could be started');
     for (const approval of await this.services.approvals.allPending()) this.armExpiry(approval);
+    await this.recover();
     void Promise.all(started.map((channel) => this.consume(channel))).then(() => this.shutdown('every channel stream ended'));
   }
 
-  /** The thread runner for a key, if the thread has been active in this process. */
+  /**
+   * Picks up the work the previous process left unfinished: turns it died in
+   * (or a shutdown paused) and messages it had accepted but not answered.
+   * Before any new event is read, so each thread keeps its order.
+   */
+  private async recover(): Promise<void> {
+    for (const key of await this.journal.load()) {
+      try {
+        await this.recoverThread(key);
+      } catch (error) {
+        this.services.log.error({ err: error, thread: key }, 'could not resume the thread after the restart');
+      }
+    }
+  }
+
+  private async recoverThread(key: string): Promise<void> {
+    const { history, approvals, log } = this.services;
+    const record = await history.get(key);
+    let open = record?.turn;
+    if (record && open?.phase === 'running' && (await approvals.pendingFor(key))) {
+      // The turn had asked for approval: the approval book resumes it.
+      await history.update(key, record.chat, (current) => delete current.turn);
+      open = undefined;
+    }
+    if (!record || (!open && !record.inbox.length)) {
+      this.journal.clear(key);
+      return;
+    }
+    log.info({ thread: key, interruptedTurn: Boolean(open), waitingMessages: record.inbox.length }, 'resuming unfinished work');
+    this.runnerFor(key, record.chat).recover(open, record.inbox);
+  }
+
+  /** The thread runner for a key, if the thread has work in this process. */
   runner(key: string): ThreadRunner | undefined {
     return this.runners.get(key);
   }
@@ -168,7 +217,7 @@ export class Runtime {
       if (limited.notify) this.track(this.services.outbox.send(event.chat, limited.refusal.text));
       return;
     }
-    const runner = this.runnerFor(key, event);
+    const runner = this.runnerFor(key, event.chat);
     if (runner.queuedMessages >= this.services.config.agent.maxQueuedPerThread) {
       this.track(this.services.outbox.send(event.chat, `I already have ${runner.queuedMessages} messages waiting in this conversation, so this one was not taken. Please wait for my answer and send it again.`));
       return;
@@ -176,10 +225,10 @@ export class Runtime {
     runner.accept(event);
   }
 
-  private runnerFor(key: string, event: InboundMessage): ThreadRunner {
+  private runnerFor(key: string, chat: ChatInfo): ThreadRunner {
     let runner = this.runners.get(key);
     if (!runner) {
-      runner = new ThreadRunner(key, event.chat, this.services, this.engine, this.slots);
+      runner = new ThreadRunner(key, chat, this.runnerContext);
       this.runners.set(key, runner);
     }
     return runner;
@@ -212,7 +261,7 @@ export class Runtime {
     this.disarmExpiry(approval.id);
     // The turn resumes first: a message sent right after the press then joins the
     // resumed turn, and a failing notice or prompt edit cannot stop the call.
-    const runner = this.runnerForApproval(approval);
+    const runner = this.runnerFor(approval.threadKey, approval.chat);
     runner.resume(approval, approval.status === 'denied' ? { kind: 'denied' } : { kind: 'approved', always: approval.status === 'always' });
     await this.notify(event, approval.status === 'denied' ? 'Denied.' : 'Approved.');
     await this.showOutcome(approval);
@@ -225,15 +274,6 @@ export class Runtime {
     } catch (error) {
       this.services.log.warn({ err: error, channel: event.chat.channel }, 'approval notice not shown');
     }
-  }
-
-  private runnerForApproval(approval: PendingApproval): ThreadRunner {
-    let runner = this.runners.get(approval.threadKey);
-    if (!runner) {
-      runner = new ThreadRunner(approval.threadKey, approval.chat, this.services, this.engine, this.slots);
-      this.runners.set(approval.threadKey, runner);
-    }
-    return runner;
   }
 
   private armExpiry(approval: PendingApproval): void {
@@ -255,7 +295,7 @@ export class Runtime {
   }
 
   private async expired(approval: PendingApproval): Promise<void> {
-    this.runnerForApproval(approval).resume(approval, { kind: 'expired' });
+    this.runnerFor(approval.threadKey, approval.chat).resume(approval, { kind: 'expired' });
     await this.showOutcome(approval);
   }
 
@@ -268,17 +308,16 @@ export class Runtime {
     }
   }
 
-  private async stopThread(key: string, byName: string): Promise<boolean> {
-    const runner = this.runners.get(key);
-    const wasRunning = runner?.stop() ?? false;
+  private async stopThread(key: string, byName: string): Promise<StopResult> {
+    const result = this.runners.get(key)?.stop() ?? { hadWork: false, kept: 0 };
     const pending = await this.services.approvals.pendingFor(key);
-    if (!pending) return wasRunning;
+    if (!pending) return result;
     const ended = await this.services.approvals.end(pending.id, 'cancelled', byName);
-    if (!ended) return wasRunning;
+    if (!ended) return result;
     this.disarmExpiry(ended.id);
     await this.showOutcome(ended);
     await this.services.history.update(key, ended.chat, (record) => TurnEngine.cancelResults(record, ended));
-    return true;
+    return { ...result, hadWork: true };
   }
 
   private async describeThread(key: string): Promise<string> {

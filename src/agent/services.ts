@@ -12,6 +12,7 @@ import type { ToolPipeline } from '../tools/types.js';
 import type { ApprovalBook } from './approvals.js';
 import type { ThreadHistory } from './history.js';
 import type { Outbox } from './outbox.js';
+import type { TurnJournal } from './turn-journal.js';
 import type { UsageLedger } from './usage.js';
 
 /** Everything a turn or a command needs. */
@@ -27,4 +28,6 @@ export interface AgentServices {
   approvals: ApprovalBook;
   usage: UsageLedger;
   outbox: Outbox;
+  /** Threads with unfinished work, found again after a restart. */
+  journal: TurnJournal;
 }

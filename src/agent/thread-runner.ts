@@ -1,20 +1,48 @@
 /**
  * The runner of one thread: at most one turn at a time. Messages that arrive
  * while a turn runs are injected into it; messages that arrive while it waits
- * for a slot join it; an answered approval resumes it. Nothing is dropped.
+ * for a slot join it; an answered approval resumes it; a turn the process died
+ * in is resumed after the restart. Every accepted message is kept in the
+ * thread's inbox until it is in the history: nothing is dropped, by a crash, a
+ * shutdown or /stop.
  */
 import type { ChatInfo, InboundMessage, Sender } from '../channels/types.js';
 import { qualifiedUserId } from '../channels/types.js';
 import { promptOf, type PendingApproval } from './approvals.js';
 import type { TurnState } from './chat-delegate.js';
+import type { OpenTurn, QueuedMessage } from './history.js';
+import { fromQueued, inboxId, toQueued } from './inbox.js';
+import { userMessagesFor } from './inbound-format.js';
 import { TurnPresenter } from './presenter.js';
 import type { FairSemaphore } from './semaphore.js';
 import { TurnStopped, type StopReason } from './turn-stopped.js';
 import type { AgentServices } from './services.js';
+import type { TurnJournal } from './turn-journal.js';
 import { outcomeOf, TurnEngine, type ApprovalResumption } from './turn.js';
 
 /** Work queued for the thread. */
-type Work = { kind: 'messages' } | { kind: 'resume'; approval: PendingApproval; how: ApprovalResumption };
+type Work =
+  | { kind: 'messages' }
+  | { kind: 'resume'; approval: PendingApproval; how: ApprovalResumption }
+  | { kind: 'recover'; open: OpenTurn };
+
+/** What {@link ThreadRunner.stop} did. */
+export interface StopResult {
+  /** Whether a turn was running or work was waiting. */
+  hadWork: boolean;
+  /** Messages that had not been read yet, now kept in the history for the next turn. */
+  kept: number;
+}
+
+/** What a runner needs besides the agent's services. */
+export interface RunnerContext {
+  services: AgentServices;
+  engine: TurnEngine;
+  slots: FairSemaphore;
+  journal: TurnJournal;
+  /** Called when the runner has nothing left to do (the runtime may forget it). */
+  onIdle(runner: ThreadRunner): void;
+}
 
 /** The runner of one thread. */
 export class ThreadRunner {
@@ -23,20 +51,22 @@ export class ThreadRunner {
   private active: TurnState | undefined;
   /** The unit of work in progress, from its first moment (before the turn state is loaded). */
   private current: { abort: AbortController; inject: InboundMessage[] } | undefined;
+  /** Messages a /stop left unread; written to the history once the stopped turn has saved. */
+  private readonly unread: InboundMessage[] = [];
   private scheduled = false;
   private idleWaiters: (() => void)[] = [];
   /** Set on shutdown: no new work starts. */
   private closed = false;
   private chat: ChatInfo;
+  private readonly services: AgentServices;
 
   constructor(
     readonly key: string,
     chat: ChatInfo,
-    private readonly services: AgentServices,
-    private readonly engine: TurnEngine,
-    private readonly slots: FairSemaphore,
+    private readonly context: RunnerContext,
   ) {
     this.chat = chat;
+    this.services = context.services;
   }
 
   /** Whether a turn is running or waiting for a slot. */
@@ -54,10 +84,12 @@ export class ThreadRunner {
     return this.queue.length + (this.current?.inject.length ?? 0);
   }
 
-  /** Takes a person's message: injected into the running turn, or queued for the next. */
+  /** Takes a person's message: kept in the inbox, then injected into the running turn or queued for the next. */
   accept(message: InboundMessage): void {
     if (this.closed) return;
     this.chat = message.chat;
+    void this.services.history.update(this.key, this.chat, (record) => record.inbox.push(toQueued(message)), { wait: false });
+    this.context.journal.mark(this.key);
     if (this.current && !this.current.abort.signal.aborted) {
       this.current.inject.push(message);
       return;
@@ -69,26 +101,46 @@ export class ThreadRunner {
   /** Resumes the turn after its approval was answered or expired. */
   resume(approval: PendingApproval, how: ApprovalResumption): void {
     if (this.closed) return;
+    this.context.journal.mark(this.key);
     this.resumes.push({ kind: 'resume', approval, how });
     this.schedule();
   }
 
   /**
-   * Interrupts the running turn (LLM request and tools aborted) and drops queued
-   * work. Returns whether anything was running or waiting.
+   * Picks up what the previous process left: the turn it died in (resumed
+   * first) and the messages it had accepted (already in the inbox).
    */
-  stop(reason: StopReason = 'user'): boolean {
+  recover(open: OpenTurn | undefined, inbox: readonly QueuedMessage[]): void {
+    if (this.closed) return;
+    this.context.journal.mark(this.key);
+    if (open) this.resumes.push({ kind: 'recover', open });
+    this.queue.push(...inbox.map((queued) => fromQueued(queued, this.chat)));
+    this.schedule();
+  }
+
+  /**
+   * Interrupts the running turn (LLM request and tools aborted). On /stop,
+   * nothing new runs and the messages not read yet go into the history, to be
+   * read with the next message; on shutdown they stay in the inbox and run
+   * after the restart.
+   */
+  stop(reason: StopReason = 'user'): StopResult {
     const hadWork = Boolean(this.current) || this.queue.length > 0 || this.resumes.length > 0;
-    this.queue.length = 0;
     for (const work of this.resumes.splice(0)) {
       // An answered approval that never got to run still needs its results in the history.
       if (work.kind === 'resume') void this.services.history.update(this.key, this.chat, (record) => TurnEngine.cancelResults(record, work.approval));
     }
-    if (this.current) {
-      this.current.inject.length = 0;
-      this.current.abort.abort(new TurnStopped(reason));
+    let kept = 0;
+    if (reason !== 'shutdown') {
+      const unread = [...(this.current?.inject.splice(0) ?? []), ...this.queue.splice(0)];
+      kept = unread.length;
+      if (this.current) this.unread.push(...unread);
+      else if (unread.length) void this.keepUnread(unread);
+    } else {
+      this.queue.length = 0;
     }
-    return hadWork;
+    this.current?.abort.abort(new TurnStopped(reason));
+    return { hadWork, kept };
   }
 
   /** Stops for good (shutdown): the running turn is interrupted and nothing new starts. */
@@ -104,28 +156,36 @@ export class ThreadRunner {
   }
 
   private schedule(): void {
-    if (this.scheduled) return;
+    if (this.scheduled || this.closed) return;
     this.scheduled = true;
-    void this.slots.run(() => this.runNext()).finally(() => {
+    void this.context.slots.run(() => this.runNext()).finally(() => {
       this.scheduled = false;
-      if (this.queue.length || this.resumes.length) this.schedule();
-      else for (const resolve of this.idleWaiters.splice(0)) resolve();
+      if (!this.closed && (this.queue.length || this.resumes.length)) {
+        this.schedule();
+        return;
+      }
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
+      if (!this.closed) this.context.onIdle(this);
     });
   }
 
   /** Runs one unit of work; the slot is released between turns so other threads get their turn. */
   private async runNext(): Promise<void> {
+    if (this.closed) return;
     const work: Work | undefined = this.resumes.shift() ?? (this.queue.length ? { kind: 'messages' } : undefined);
     if (!work) return;
     // From here on, new messages join this work instead of waiting for the next turn.
     this.current = { abort: new AbortController(), inject: [] };
     try {
       if (work.kind === 'resume') await this.runResume(work.approval, work.how);
+      else if (work.kind === 'recover') await this.runRecover(work.open);
       else await this.runMessages();
     } catch (error) {
       this.services.log.error({ err: error, thread: this.key }, 'thread runner failed');
     } finally {
       if (this.current.inject.length && !this.current.abort.signal.aborted) this.queue.unshift(...this.current.inject.splice(0));
+      const unread = this.unread.splice(0);
+      if (unread.length) await this.keepUnread(unread);
       this.active = undefined;
       this.current = undefined;
     }
@@ -145,12 +205,29 @@ export class ThreadRunner {
       }
     }
     const turn = await this.newTurn(last.sender);
-    await this.engine.start(turn, messages);
+    await this.context.engine.start(turn, messages);
   }
 
   private async runResume(approval: PendingApproval, how: ApprovalResumption, speaker?: Sender): Promise<void> {
     const turn = await this.newTurn(speaker ?? approval.requester, approval.userId);
-    await this.engine.resume(turn, approval, how);
+    await this.context.engine.resume(turn, approval, how);
+  }
+
+  private async runRecover(open: OpenTurn): Promise<void> {
+    const turn = await this.newTurn(open.speaker, open.userId);
+    if (open.replyTo !== undefined) turn.replyTo = open.replyTo;
+    // Messages that waited in the inbox would have been read by the interrupted turn.
+    turn.inject.push(...this.queue.splice(0));
+    await this.context.engine.recover(turn, open);
+  }
+
+  /** Writes messages a /stop left unread into the history (they leave the inbox in the same write). */
+  private async keepUnread(messages: InboundMessage[]): Promise<void> {
+    const ids = new Set(messages.map(inboxId));
+    await this.services.history.update(this.key, this.chat, (record) => {
+      record.messages.push(...userMessagesFor(messages, this.chat.kind, []));
+      record.inbox = record.inbox.filter((queued) => !ids.has(queued.id));
+    });
   }
 
   private async newTurn(speaker: Sender, userId?: string): Promise<TurnState> {
@@ -165,6 +242,7 @@ export class ThreadRunner {
       userId: userId ?? qualifiedUserId(this.chat.channel, speaker.id),
       abort: current.abort,
       inject: current.inject,
+      consumed: [],
       presenter: new TurnPresenter(this.services.outbox, this.chat, capabilities),
       iteration: 0,
     };

@@ -8,7 +8,8 @@ import { LlmError } from '../errors.js';
 import type { ChatMessage, ToolCall } from '../llm/types.js';
 import { ApprovalBook, promptOf, type PendingApproval } from './approvals.js';
 import { ChatDelegate, type TurnState } from './chat-delegate.js';
-import type { ThreadRecord } from './history.js';
+import type { OpenTurn, ThreadRecord } from './history.js';
+import { inboxId } from './inbox.js';
 import { userMessagesFor } from './inbound-format.js';
 import { runAgenticLoop, type LoopContext, type LoopOutcome } from './loop.js';
 import type { AgentServices } from './services.js';
@@ -44,24 +45,57 @@ export class TurnEngine {
   async start(turn: TurnState, messages: InboundMessage[]): Promise<void> {
     const { record } = turn;
     if (turn.chat.kind === 'group') turn.replyTo = messages[messages.length - 1]?.messageId;
-    // Written in the background: the model call need not wait for the disk, and the
-    // turn's own save (awaited) comes after it in order.
+    const open = openTurn(turn);
+    const read = new Set(messages.map(inboxId));
+    record.turn = open;
+    // One write moves the messages from the inbox into the history and opens the
+    // turn's journal. Written in the background: the model call need not wait for
+    // the disk, and the turn's later saves come after it in order.
     await this.services.history.update(
       record.key,
       turn.chat,
       (current) => {
         current.messages.push(...userMessagesFor(messages, turn.chat.kind, current.groupContext));
+        current.inbox = current.inbox.filter((queued) => !read.has(queued.id));
         current.groupContext = [];
         current.turns += 1;
+        current.turn = open;
       },
       { wait: false },
     );
     await this.loop(turn);
   }
 
+  /**
+   * Resumes a turn the previous process died in: an answer it was sending is
+   * sent; otherwise the person is told, calls that were running are reported to
+   * the model as interrupted (never run again blindly), and the loop goes on.
+   */
+  async recover(turn: TurnState, open: OpenTurn): Promise<void> {
+    const { record } = turn;
+    this.services.log.info({ thread: record.key, phase: open.phase }, 'resuming a turn interrupted by a restart');
+    if (open.phase === 'delivering' && open.answer !== undefined) {
+      await turn.presenter.finish(open.answer, turn.replyTo);
+      delete record.turn;
+      await this.save(turn);
+      return;
+    }
+    record.turn = { ...open, phase: 'running' };
+    delete record.turn.answer;
+    record.messages.push(...interruptedResults(record.messages));
+    await this.save(turn);
+    await this.services.outbox.send(turn.chat, RESTART_NOTICE, turn.replyTo ? { replyTo: turn.replyTo } : {});
+    await this.loop(turn);
+  }
+
   /** Continues a turn whose approval was answered (or expired, or overtaken by a new message). */
   async resume(turn: TurnState, approval: PendingApproval, how: ApprovalResumption): Promise<void> {
     const { record } = turn;
+    if (how.kind === 'superseded') turn.consumed.push(...how.messages.map(inboxId));
+    // Journaled before the approved call runs: a crash during it resumes the turn
+    // with the call reported as interrupted, not run a second time.
+    record.turn = openTurn(turn);
+    await this.save(turn);
     const delegate = new ChatDelegate(turn, this.services);
     const first = await this.resultFor(approval, how, delegate);
     record.messages.push(first);
@@ -75,7 +109,8 @@ export class TurnEngine {
       if (turn.abort.signal.aborted) {
         // Stopped while the approved call ran: the rest of the batch is cancelled, not asked.
         record.messages.push(...remaining.map((rest) => toolResult(rest, APPROVAL_RESULTS.cancelled)));
-        await this.services.history.save(record);
+        this.closeJournal(turn);
+        await this.save(turn);
         turn.presenter.close();
         return;
       }
@@ -83,14 +118,14 @@ export class TurnEngine {
       const result = await this.services.pipeline.run(call, delegate.toolContext());
       if (result.status === 'needs_approval') {
         const next = { ...this.pendingFrom(approval, call, remaining), ...approvalView(result.approval) };
-        await this.services.history.save(record);
+        await this.save(turn);
         await this.ask(turn, next);
         return;
       }
       record.messages.push(toolResult(call, result.content));
     }
     if (how.kind === 'superseded') record.messages.push(...userMessagesFor(how.messages, turn.chat.kind, []));
-    await this.services.history.save(record);
+    await this.save(turn);
     await this.loop(turn);
   }
 
@@ -133,31 +168,53 @@ export class TurnEngine {
     switch (outcome.type) {
       case 'response':
         record.messages.push({ role: 'assistant', content: outcome.text });
-        // The answer need not wait for the disk; the write follows in order.
-        await this.services.history.save(record, { wait: false });
-        await presenter.finish(outcome.text, turn.replyTo);
+        await this.finish(turn, outcome.text);
         return;
       case 'stopped':
-        await this.services.history.save(record);
+        this.closeJournal(turn);
+        await this.save(turn);
         // A person who sent /stop has their confirmation; a shutdown owes them a word.
-        if (turn.abort.signal.reason instanceof TurnStopped && turn.abort.signal.reason.reason === 'shutdown') await presenter.finish(SHUTDOWN_NOTICE, turn.replyTo);
+        if (stoppedBy(turn) === 'shutdown') await presenter.finish(SHUTDOWN_NOTICE, turn.replyTo);
         else presenter.close();
         return;
       case 'max_iterations': {
         const text = `I stopped after ${this.services.config.agent.maxToolIterations} rounds of tool use without reaching an answer. Tell me how to narrow it down and I will continue.`;
         record.messages.push({ role: 'assistant', content: text });
-        await this.services.history.save(record);
-        await presenter.finish(text, turn.replyTo);
+        await this.finish(turn, text);
         return;
       }
       case 'need_approval':
-        await this.services.history.save(record);
+        await this.save(turn);
         await this.ask(turn, outcome.pending);
         return;
       case 'failure':
-        await this.services.history.save(record);
-        await presenter.finish(await this.failureText(turn, outcome.reason), turn.replyTo);
+        await this.finish(turn, await this.failureText(turn, outcome.reason));
     }
+  }
+
+  /**
+   * Sends the turn's last message with the journal in step: `delivering` (with
+   * the text) before the send, closed after it. A crash in between sends it
+   * again after the restart; none loses it. The writes need not hold up the
+   * answer; they go out in order in the background.
+   */
+  private async finish(turn: TurnState, text: string): Promise<void> {
+    const { record } = turn;
+    record.turn = { ...(record.turn ?? openTurn(turn)), phase: 'delivering', answer: text };
+    await this.save(turn, { wait: false });
+    await turn.presenter.finish(text, turn.replyTo);
+    delete record.turn;
+    await this.save(turn, { wait: false });
+  }
+
+  /** Ends the turn's journal, unless a shutdown stopped it: then it resumes after the restart. */
+  private closeJournal(turn: TurnState): void {
+    if (stoppedBy(turn) !== 'shutdown') delete turn.record.turn;
+  }
+
+  /** Saves the turn's record; inbox messages it has read leave the inbox in the same write. */
+  private save(turn: TurnState, options: { wait?: boolean } = {}): Promise<ThreadRecord> {
+    return this.services.history.save(turn.record, { ...options, consumed: turn.consumed });
   }
 
   private async ask(turn: TurnState, approval: PendingApproval): Promise<void> {
@@ -167,20 +224,21 @@ export class TurnEngine {
     const shown = await this.services.approvals.showPrompt(approval.id, () => this.services.outbox.sendApproval(approval.chat, promptOf(approval)));
     if (shown) {
       this.onApproval(approval);
+      // From here the approval book holds the turn; the journal can close.
+      delete turn.record.turn;
+      await this.save(turn, { wait: false });
       return;
     }
     // Nobody can answer a prompt that was never shown: cancel it and say so.
     await this.services.approvals.end(approval.id, 'cancelled');
     TurnEngine.cancelResults(turn.record, approval);
-    await this.services.history.save(turn.record);
-    await this.services.outbox.send(approval.chat, `I needed your approval to run \`${approval.call.name}\`, but could not show the approval buttons here. Nothing was run; please try again.`);
+    await this.finish(turn, `I needed your approval to run \`${approval.call.name}\`, but could not show the approval buttons here. Nothing was run; please try again.`);
   }
 
   private async fail(turn: TurnState, error: unknown): Promise<void> {
     const { log } = this.services;
     log.error({ err: error, thread: turn.record.key }, 'turn failed');
-    await this.services.history.save(turn.record);
-    await turn.presenter.finish(failureMessage(error), turn.replyTo);
+    await this.finish(turn, failureMessage(error));
   }
 
   private async failureText(turn: TurnState, reason: string): Promise<string> {
@@ -220,7 +278,42 @@ function toolResult(call: ToolCall, content: string): ChatMessage {
 }
 
 /** What people see when a shutdown interrupts their turn. */
-export const SHUTDOWN_NOTICE = '⏹️ I have to stop here: the bot is restarting. Please send your message again in a minute.';
+export const SHUTDOWN_NOTICE = '⏹️ I have to pause here: the bot is restarting. I will pick this up again as soon as it is back.';
+
+/** The one line people see when a turn resumes after the bot restarted in the middle of it. */
+export const RESTART_NOTICE = '🔄 The bot restarted while I was working on this; picking up where I left off.';
+
+/** Result of a call that was running when the process died: it may have taken effect. */
+export const INTERRUPTED_RESULT =
+  'Interrupted: the bot restarted while this call was running, so its result is unknown and it may or may not have taken effect. Do not simply run it again: check its effect first if that matters, and tell the user.';
+
+/** Results for the calls of the last batch that have none (they were running when the process died). */
+function interruptedResults(messages: readonly ChatMessage[]): ChatMessage[] {
+  const answered = new Set<string>();
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    if (message.role === 'tool') {
+      answered.add(message.toolCallId);
+      continue;
+    }
+    if (message.role !== 'assistant' || !message.toolCalls?.length) return [];
+    return message.toolCalls.filter((call) => !answered.has(call.id)).map((call) => toolResult(call, INTERRUPTED_RESULT));
+  }
+  return [];
+}
+
+/** The journal entry of a turn that is running. */
+function openTurn(turn: TurnState): OpenTurn {
+  const open: OpenTurn = { startedAt: Date.now(), userId: turn.userId, speaker: { id: turn.speaker.id, name: turn.speaker.name }, phase: 'running' };
+  if (turn.replyTo !== undefined) open.replyTo = turn.replyTo;
+  return open;
+}
+
+/** Why the turn was stopped, if it was. */
+function stoppedBy(turn: TurnState): TurnStopped['reason'] | undefined {
+  const reason: unknown = turn.abort.signal.reason;
+  return turn.abort.signal.aborted && reason instanceof TurnStopped ? reason.reason : undefined;
+}
 
 /** The short, honest message a person sees when a turn fails; details stay in the logs. */
 export function failureMessage(error: unknown): string {
