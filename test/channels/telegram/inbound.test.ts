@@ -9,7 +9,8 @@ describe('Telegram inbound messages', () => {
   let harness: Harness;
 
   beforeEach(async () => {
-    fake = await startFakeTelegram();
+    // Privacy mode off: the bot is sent every group message, so the adapter's reading of each kind can be checked.
+    fake = await startFakeTelegram({ privacy: false });
     harness = await startChannel(fake);
   });
 
@@ -165,7 +166,8 @@ describe('Telegram allowlists', () => {
   let harness: Harness;
 
   beforeEach(async () => {
-    fake = await startFakeTelegram();
+    // Privacy mode off, so a refused group message really reaches the bot.
+    fake = await startFakeTelegram({ privacy: false });
   });
 
   afterEach(async () => {
@@ -196,5 +198,57 @@ describe('Telegram allowlists', () => {
     await sleep(100);
     expect(harness.events.seen).toHaveLength(1);
     expect(fake.chatMessages(BOB.id)).toEqual([]);
+  });
+});
+
+describe('Telegram privacy mode (on by default)', () => {
+  let fake: FakeTelegram;
+  let harness: Harness;
+
+  beforeEach(async () => {
+    fake = await startFakeTelegram();
+    harness = await startChannel(fake);
+  });
+
+  afterEach(async () => {
+    await harness.channel.stop();
+    await fake.close();
+  });
+
+  const texts = () => harness.events.seen.map((e) => (e.type === 'message' ? e.text : e.type === 'command' ? `/${e.name}` : e.type));
+
+  it('in a group, the bot gets only commands, @mentions of it and replies to it', async () => {
+    const group = supergroup();
+    const sent = await harness.channel.send({ channel: 'telegram', chatId: String(group.id) }, 'I am here');
+    fake.sendUserMessage({ chat: group, from: BOB, text: 'just chatting' });
+    fake.sendUserMessage({ chat: group, from: BOB, text: 'ask @someone_else please' });
+    fake.sendUserMessage({ chat: group, from: BOB, text: '/roll@other_bot 2d6' });
+    const { message: first } = fake.sendUserMessage({ chat: group, from: ALICE, text: 'a human message' });
+    fake.sendUserMessage({ chat: group, from: BOB, text: 'replying to Alice', replyTo: first.message_id });
+    fake.sendUserMessage({ chat: group, from: BOB, text: '@pincer_test_bot what time is it?' });
+    fake.sendUserMessage({ chat: group, from: BOB, text: '/status@pincer_test_bot' });
+    fake.sendUserMessage({ chat: group, from: BOB, text: '/stop' });
+    fake.sendUserMessage({ chat: group, from: BOB, text: 'thanks', replyTo: Number(sent.ids[0]) });
+    fake.sendUserMessage({ chat: dmOf(BOB), from: BOB, text: 'marker' });
+    await harness.events.next((e) => e.type === 'message' && e.text === 'marker');
+    await sleep(100);
+    expect(texts()).toEqual(['what time is it?', '/status', '/stop', 'thanks', 'marker']);
+  });
+
+  it('as an administrator of the group, the bot gets every message', async () => {
+    const group = supergroup();
+    fake.setMemberStatus(group.id, fake.bot.id, 'administrator');
+    fake.sendUserMessage({ chat: group, from: BOB, text: 'just chatting' });
+    const event = await harness.events.next<InboundMessage>();
+    expect(event).toMatchObject({ text: 'just chatting', mentionsBot: false, chat: { kind: 'group' } });
+  });
+
+  it('switched off, the bot gets every group message and getMe says it can read them all', async () => {
+    fake.setPrivacy(false);
+    fake.sendUserMessage({ chat: supergroup(), from: BOB, text: 'just chatting' });
+    const event = await harness.events.next<InboundMessage>();
+    expect(event).toMatchObject({ text: 'just chatting', mentionsBot: false });
+    const me = (await (await fetch(`${fake.apiRoot}/bot${fake.token}/getMe`)).json()) as { result: { can_read_all_group_messages: boolean } };
+    expect(me.result.can_read_all_group_messages).toBe(true);
   });
 });

@@ -10,8 +10,10 @@ export type {
   CallRecord,
   ChatActionRecord,
   CommandsRecord,
+  FakeTelegramOptions,
   InjectedFailure,
   SentRecord,
+  SentUserMessage,
   UserMessageInput,
 } from './server.js';
 export { parseTelegramHtml } from './html.js';

@@ -40,6 +40,26 @@ export interface ButtonPressInput {
   data: string;
 }
 
+/** Options of {@link startFakeTelegram}. */
+export interface FakeTelegramOptions {
+  /**
+   * The bot's privacy mode (Telegram's default for a new bot: on). With it on,
+   * in groups the bot receives only commands (`/cmd`, `/cmd@thisbot`), messages
+   * that mention it by @username, replies to its messages and service messages,
+   * unless it is an administrator of the group. Off: every message.
+   */
+  privacy?: boolean;
+}
+
+/** What {@link FakeTelegram.sendUserMessage} did. */
+export interface SentUserMessage {
+  /** The update's id; 0 when privacy mode kept the message from the bot. */
+  updateId: number;
+  message: Message;
+  /** Whether the bot is sent the message (false: privacy mode withheld it). */
+  delivered: boolean;
+}
+
 /** One request the bot made, successful or not. */
 export interface CallRecord {
   method: string;
@@ -79,10 +99,26 @@ export class FakeTelegram {
     private readonly server: Server,
     /** Base URL for grammY's `apiRoot` (no trailing slash). */
     readonly apiRoot: string,
-  ) {}
+    options: FakeTelegramOptions = {},
+  ) {
+    this.setPrivacy(options.privacy ?? true);
+  }
 
-  /** A user writes `text`; returns the update id and the message. */
-  sendUserMessage(input: UserMessageInput): { updateId: number; message: Message } {
+  /** Whether privacy mode is on (getMe reports `can_read_all_group_messages` as its opposite). */
+  get privacy(): boolean {
+    return !this.bot.can_read_all_group_messages;
+  }
+
+  /** Switches privacy mode, as /setprivacy in BotFather does; getMe reports the change. */
+  setPrivacy(on: boolean): void {
+    (this.bot as { can_read_all_group_messages: boolean }).can_read_all_group_messages = !on;
+  }
+
+  /**
+   * A user writes `text`. The message is stored in the chat; the bot gets the
+   * update unless privacy mode withholds it (see {@link FakeTelegramOptions.privacy}).
+   */
+  sendUserMessage(input: UserMessageInput): SentUserMessage {
     const chat = this.chatFor(input.chat, input.threadId !== undefined);
     const chatId = String(chat.id);
     const message = {
@@ -97,7 +133,23 @@ export class FakeTelegram {
     } as Message;
     if (!message.entities?.length) delete message.entities;
     this.store.addMessage(message);
-    return { updateId: this.feed.push({ message } as Omit<Update, 'update_id'>), message };
+    if (!this.botReceives(message)) return { updateId: 0, message, delivered: false };
+    return { updateId: this.feed.push({ message } as Omit<Update, 'update_id'>), message, delivered: true };
+  }
+
+  /** Privacy mode as Telegram applies it to a message in a group. */
+  private botReceives(message: Message): boolean {
+    if (!this.privacy || (message.chat.type !== 'group' && message.chat.type !== 'supergroup')) return true;
+    if (['administrator', 'creator'].includes(this.store.status(String(message.chat.id), String(this.bot.id)))) return true;
+    if (message.reply_to_message?.from?.id === this.bot.id) return true;
+    const text = message.text ?? '';
+    const username = `@${this.bot.username}`.toLowerCase();
+    for (const entity of message.entities ?? []) {
+      const value = text.slice(entity.offset, entity.offset + entity.length).toLowerCase();
+      if (entity.type === 'mention' && value === username) return true;
+      if (entity.type === 'bot_command' && (!value.includes('@') || value.endsWith(username))) return true;
+    }
+    return false;
   }
 
   /** A user presses an inline button; returns the callback query id. */
@@ -219,8 +271,8 @@ export class FakeTelegram {
   }
 }
 
-/** Starts a fake on 127.0.0.1 with a random port. */
-export async function startFakeTelegram(): Promise<FakeTelegram> {
+/** Starts a fake on 127.0.0.1 with a random port (privacy mode on unless `privacy: false`). */
+export async function startFakeTelegram(options: FakeTelegramOptions = {}): Promise<FakeTelegram> {
   const handlers: { fake?: FakeTelegram } = {};
   const server = createServer((req, res) => {
     handlers.fake!.handle(req, res).catch((error: unknown) => {
@@ -229,7 +281,7 @@ export async function startFakeTelegram(): Promise<FakeTelegram> {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const fake = new FakeTelegram(server, `http://127.0.0.1:${port}`);
+  const fake = new FakeTelegram(server, `http://127.0.0.1:${port}`, options);
   handlers.fake = fake;
   return fake;
 }

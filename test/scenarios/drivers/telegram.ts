@@ -51,7 +51,8 @@ export function createTelegramDriver(): TelegramDriver {
       return fake();
     },
     setup: async () => {
-      running = await startFakeTelegram();
+      // Privacy mode off (/setprivacy Disable), as a bot that keeps group context needs.
+      running = await startFakeTelegram({ privacy: false });
     },
     teardown: async () => {
       await latest?.stop();
