@@ -3,7 +3,7 @@
  * (or the tool results that follow it) and answers by simple phrases:
  *
  * - `calc EXPR`: calls calculator; `note TEXT`: calls note_write; `danger X`: calls danger;
- * - `slow MS`: calls slow; `hang`: never answers; `loop`: calls a tool forever;
+ * - `slow MS`: calls slow; `hang`: never answers; `loop`: calls a tool forever, offered or not;
  * - `batch`: note_write "first", calculator 2+2, note_write "second" in one batch;
  * - `fail N`: the first N requests for it answer 500;
  * - anything else: `echo: <text>`; after tool results: `result: <results>`.
@@ -19,7 +19,7 @@ export class Brain {
   respond = (request: FakeLlmRequest): FakeLlmEntry => {
     const messages = request.messages;
     const last = messages[messages.length - 1];
-    if (last?.role === 'tool') return this.afterTools(messages, Boolean(request.tools?.length));
+    if (last?.role === 'tool') return this.afterTools(messages);
     const text = lastUserText(messages);
     return this.forText(text, request);
   };
@@ -63,13 +63,14 @@ export class Brain {
     }
   }
 
-  private afterTools(messages: FakeLlmRequest['messages'], toolsOffered: boolean): FakeLlmEntry {
+  private afterTools(messages: FakeLlmRequest['messages']): FakeLlmEntry {
     const results: string[] = [];
     for (let i = messages.length - 1; i >= 0 && messages[i]!.role === 'tool'; i--) {
       results.unshift(String(messages[i]!.content));
     }
     const lastUser = lastUserText(messages);
-    if (toolsOffered && /^(\[[^\]]*\]\s*)?loop/i.test(lastUser)) {
+    // A runaway model: it calls the tool again whether or not any tool is still offered.
+    if (/^(\[[^\]]*\]\s*)?loop/i.test(lastUser)) {
       return toolCallReply([{ name: 'calculator', arguments: { expression: `${messages.length} + 1` } }]);
     }
     return textReply(`result: ${results.map(unwrap).join(' | ')}`);
