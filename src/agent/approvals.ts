@@ -117,7 +117,8 @@ export class ApprovalBook {
     if (id === undefined && this.indexComplete) return undefined;
     if (id === undefined) {
       id = (await this.byThread.get(threadKey)) ?? null;
-      this.threadIndex.set(threadKey, id);
+      // Once the index is complete a missing entry means "none": no entry per thread ever seen.
+      if (id || !this.indexComplete) this.threadIndex.set(threadKey, id);
     }
     if (!id) return undefined;
     const approval = await this.records.get(id);
@@ -182,7 +183,8 @@ export class ApprovalBook {
     const current = await this.byThread.get(approval.threadKey);
     if (current === approval.id) {
       await this.byThread.delete(approval.threadKey);
-      this.threadIndex.set(approval.threadKey, null);
+      if (this.indexComplete) this.threadIndex.delete(approval.threadKey);
+      else this.threadIndex.set(approval.threadKey, null);
     }
   }
 }

@@ -8,16 +8,27 @@ export interface Refusal {
   text: string;
 }
 
-/** A sliding-window rate limit per user, kept in memory. */
+/** The rate window: messages of the last minute count. */
+const WINDOW_MS = 60_000;
+
+/** A sliding-window rate limit per user, kept in memory for the users of the last minute only. */
 export class InboundLimiter {
   private readonly windows = new Map<string, number[]>();
   private readonly warned = new Map<string, number>();
+  private lastSweep: number;
 
   constructor(
     private readonly perMinute: number,
     private readonly maxChars: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.lastSweep = now();
+  }
+
+  /** Users tracked right now (those who wrote in the last minute, at most). */
+  get trackedUsers(): number {
+    return this.windows.size;
+  }
 
   /**
    * Checks one message. Returns a refusal, or undefined when it may proceed. A
@@ -32,10 +43,11 @@ export class InboundLimiter {
       };
     }
     const now = this.now();
-    const recent = (this.windows.get(userId) ?? []).filter((time) => now - time < 60_000);
+    this.sweep(now);
+    const recent = (this.windows.get(userId) ?? []).filter((time) => now - time < WINDOW_MS);
     if (recent.length >= this.perMinute) {
       this.windows.set(userId, recent);
-      const wait = Math.ceil((60_000 - (now - recent[0]!)) / 1000);
+      const wait = Math.ceil((WINDOW_MS - (now - recent[0]!)) / 1000);
       const lastWarned = this.warned.get(userId) ?? 0;
       const notify = now - lastWarned > 10_000;
       if (notify) this.warned.set(userId, now);
@@ -44,5 +56,13 @@ export class InboundLimiter {
     recent.push(now);
     this.windows.set(userId, recent);
     return undefined;
+  }
+
+  /** Forgets users whose window is empty, once a window at most: the maps hold the last minute's users, not everyone ever seen. */
+  private sweep(now: number): void {
+    if (now - this.lastSweep < WINDOW_MS) return;
+    this.lastSweep = now;
+    for (const [userId, times] of this.windows) if (now - times[times.length - 1]! >= WINDOW_MS) this.windows.delete(userId);
+    for (const [userId, time] of this.warned) if (now - time >= WINDOW_MS) this.warned.delete(userId);
   }
 }

@@ -24,6 +24,9 @@ export function addUsage(totals: UsageTotals, response: LlmResponse): UsageTotal
 /** How long usage changes wait in memory before they are written (they are also written on close). */
 const FLUSH_DELAY_MS = 5_000;
 
+/** Written totals kept in memory beyond this many are read again from the store when needed. */
+const CACHE_SIZE = 5_000;
+
 /**
  * Daily usage per user and in total. Totals live in memory once read and are
  * written back in the background: a model call costs no store round trip, and
@@ -34,6 +37,8 @@ export class UsageLedger {
   private readonly cache = new Map<string, Promise<UsageTotals>>();
   private readonly dirty = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  /** Records between reading their totals and marking them changed: no eviction then. */
+  private recording = 0;
 
   constructor(store: Store, private readonly now: () => number = Date.now) {
     this.days = store.namespace('usage', UsageTotalsSchema, 1);
@@ -42,9 +47,14 @@ export class UsageLedger {
   /** Records one model call for a user (qualified id). */
   async record(userId: string, response: LlmResponse): Promise<void> {
     const day = dayOf(this.now());
-    for (const key of [`user:${userId}:${day}`, `total:${day}`]) {
-      addUsage(await this.totals(key), response);
-      this.dirty.add(key);
+    this.recording += 1;
+    try {
+      for (const key of [`user:${userId}:${day}`, `total:${day}`]) {
+        addUsage(await this.totals(key), response);
+        this.dirty.add(key);
+      }
+    } finally {
+      this.recording -= 1;
     }
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS).unref();
   }
@@ -59,7 +69,10 @@ export class UsageLedger {
     return { ...(await this.totals(`total:${dayOf(this.now())}`)) };
   }
 
-  /** Writes every changed total; earlier days are dropped from memory. */
+  /**
+   * Writes every changed total; earlier days, and today's oldest written totals
+   * beyond the cache size, are dropped from memory (read again when needed).
+   */
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
@@ -67,7 +80,15 @@ export class UsageLedger {
     this.dirty.clear();
     await Promise.all(keys.map(async (key) => this.days.set(key, await this.totals(key))));
     const today = dayOf(this.now());
-    for (const key of this.cache.keys()) if (!key.endsWith(today) && !this.dirty.has(key)) this.cache.delete(key);
+    if (this.recording > 0) return;
+    let excess = this.cache.size - CACHE_SIZE;
+    for (const key of this.cache.keys()) {
+      if (this.dirty.has(key)) continue;
+      if (!key.endsWith(today) || excess > 0) {
+        this.cache.delete(key);
+        excess -= 1;
+      }
+    }
   }
 
   private totals(key: string): Promise<UsageTotals> {

@@ -1,0 +1,59 @@
+/**
+ * Every model call a turn causes counts toward its person's usage and daily
+ * ceiling, the summary requests of compaction included.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { parseConfig } from '../../src/config/load.js';
+import { startFakeLlm, textReply, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { TestPlatform, testDm } from '../support/test-channel.js';
+
+let cleanup: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await cleanup?.();
+  cleanup = undefined;
+});
+
+const isSummaryRequest = (request: FakeLlmRequest) => String(request.messages[0]?.content ?? '').startsWith('Summarise the conversation');
+
+describe('usage', () => {
+  it('counts compaction summary requests in /usage and in the cost that the daily limit reads', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pincer-usage-'));
+    const llm = await startFakeLlm({
+      responder: (request) => (isSummaryRequest(request) ? textReply('They talked about filler.', { usage: { prompt_tokens: 1000, completion_tokens: 100 } }) : textReply('ok', { usage: { prompt_tokens: 100, completion_tokens: 10 } })),
+    });
+    const platform = new TestPlatform();
+    const config = parseConfig({
+      dataDir: dir,
+      llm: { baseUrl: llm.url, model: 'fake-model', maxRetries: 0, stream: false, prices: { 'fake-model': { input: 1, output: 2 } } },
+      agent: { maxContextTokens: 1000, keepRecentMessages: 2 },
+    });
+    const app = await createApp({ config, channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
+    await app.start();
+    cleanup = async () => {
+      await app.stop('test over');
+      await llm.close();
+      rmSync(dir, { recursive: true, force: true });
+    };
+    const user = { id: 'cy', name: 'Cy' };
+    const chat = testDm(user.id);
+    for (let i = 0; i < 4; i++) {
+      platform.channel.userMessage({ chat, sender: user, text: `${i} ${'filler '.repeat(200)}` });
+      await platform.waitFor(() => platform.messagesIn(chat).length === i + 1, 5_000, `answer ${i}`);
+    }
+    await app.runtime.idle();
+    const summaries = llm.requests.filter(isSummaryRequest).length;
+    expect(summaries).toBeGreaterThan(0);
+    const calls = llm.requests.length;
+
+    platform.channel.command({ chat, sender: user, name: 'usage' });
+    const reply = await platform.waitFor(() => platform.messagesIn(chat).find((m) => m.text.startsWith('Your usage today')), 5_000, 'the /usage reply');
+    expect(reply.text).toContain(`over ${calls} model calls`);
+    const answers = calls - summaries;
+    const expectedCost = (answers * (100 * 1 + 10 * 2) + summaries * (1000 * 1 + 100 * 2)) / 1_000_000;
+    expect((await app.services.usage.userToday('test:cy')).costUsd).toBeCloseTo(expectedCost, 10);
+  });
+});

@@ -1,0 +1,169 @@
+/**
+ * kill -9 at awkward moments, against the built product on the Telegram fake:
+ * mid-turn (the model answering), mid-tool (an approved fetch running), and
+ * with messages waiting for a turn slot (and the same after a graceful
+ * SIGTERM). After the restart nothing is lost and no side effect happens twice.
+ */
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Chat, User } from 'grammy/types';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram/index.js';
+import { ensureBuilt } from './build.js';
+import { textOf } from './model.js';
+import { cleanUp, startPincer, tempDir, waitUntil, type PincerProcess } from './pincer.js';
+import { DM, OWNER, buttonsOf, dmMessages, press, say } from './telegram.js';
+
+let llm: FakeLlm | undefined;
+let telegram: FakeTelegram | undefined;
+let server: Server | undefined;
+
+beforeAll(() => ensureBuilt(), 130_000);
+
+afterEach(async () => {
+  await cleanUp();
+  await llm?.close();
+  await telegram?.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  llm = telegram = server = undefined;
+});
+
+function env(model: FakeLlm, fake: FakeTelegram, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    OPENAI_BASE_URL: model.url,
+    PINCER_MODEL: 'fake-model',
+    TELEGRAM_BOT_TOKEN: fake.token,
+    TELEGRAM_API_ROOT: fake.apiRoot,
+    PINCER_OWNERS: `telegram:${OWNER.id}`,
+    ...extra,
+  };
+}
+
+async function running(pincer: PincerProcess): Promise<void> {
+  await pincer.waitForOutput('pincer is running', 20_000);
+}
+
+async function kill9(pincer: PincerProcess): Promise<void> {
+  process.kill(pincer.pid, 'SIGKILL');
+  await pincer.waitForExit(5_000);
+}
+
+/** The last user text of a request. */
+function lastUserText(request: FakeLlmRequest): string {
+  const user = [...request.messages].reverse().find((message) => message.role === 'user');
+  return user ? textOf(user) : '';
+}
+
+/** Texts of the bot's messages in a chat. */
+function texts(fake: FakeTelegram, chatId: number): string[] {
+  return fake.chatMessages(chatId).map((message) => message.plainText);
+}
+
+async function waitForText(fake: FakeTelegram, chatId: number, pattern: RegExp, pincer: PincerProcess, timeoutMs = 20_000): Promise<void> {
+  await waitUntil(
+    () => texts(fake, chatId).some((text) => pattern.test(text)),
+    timeoutMs,
+    () => `${String(pattern)} in chat ${chatId}; it shows ${JSON.stringify(texts(fake, chatId))}\n${pincer.output()}`,
+  );
+}
+
+describe('a crash or a shutdown mid-work', () => {
+  it('mid-turn: after the restart the person is told in one line and gets the answer, once', async () => {
+    let hang = true;
+    const model = (llm = await startFakeLlm({
+      responder: (request): FakeLlmEntry => (hang ? { type: 'hang' } : textReply(`Answer to: ${lastUserText(request)}`)),
+    }));
+    const fake = (telegram = await startFakeTelegram());
+    const dataDir = tempDir();
+    const first = startPincer(env(model, fake), { dataDir });
+    await running(first);
+    say(fake, 'what is the capital of Peru?');
+    await waitUntil(() => model.served >= 1, 15_000, () => `the model request\n${first.output()}`);
+    await kill9(first);
+
+    hang = false;
+    const second = startPincer(env(model, fake), { dataDir });
+    await running(second);
+    await waitForText(fake, DM.id, /Answer to: what is the capital of Peru\?/, second);
+    const shown = texts(fake, DM.id);
+    expect(shown.filter((text) => /picking up where I left off/.test(text))).toHaveLength(1);
+    expect(shown.filter((text) => text.includes('Answer to:'))).toHaveLength(1);
+    // The message is in the conversation once.
+    const last = model.requests.at(-1)!;
+    expect(last.messages.filter((m) => m.role === 'user' && textOf(m).includes('capital of Peru'))).toHaveLength(1);
+  }, 90_000);
+
+  it('mid-tool: an approved fetch that was running is reported to the model as interrupted, not run again', async () => {
+    let hits = 0;
+    server = createServer(() => {
+      hits += 1; // never answers: the fetch is running when the process dies
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/slow`;
+    const model = (llm = await startFakeLlm({
+      responder: (request): FakeLlmEntry => {
+        const last = request.messages.at(-1)!;
+        if (last.role === 'tool') return textReply(`Tool said: ${textOf(last)}`);
+        return toolCallReply([{ name: 'http_fetch', arguments: { url } }]);
+      },
+    }));
+    const fake = (telegram = await startFakeTelegram());
+    const dataDir = tempDir();
+    const configFile = join(tempDir(), 'pincer.yaml');
+    writeFileSync(configFile, 'tools:\n  http:\n    allowHosts: ["127.0.0.1"]\n    timeoutMs: 60000\n');
+    const first = startPincer(env(model, fake, { PINCER_CONFIG: configFile }), { dataDir });
+    await running(first);
+    say(fake, 'fetch the slow page');
+    const prompt = await waitUntil(
+      () => dmMessages(fake).find((message) => buttonsOf(message).length > 0),
+      15_000,
+      () => `an approval prompt; the DM shows ${JSON.stringify(texts(fake, DM.id))}\n${first.output()}`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    press(fake, prompt, 'Approve');
+    await waitUntil(() => hits === 1, 15_000, () => `the fetch to start\n${first.output()}`);
+    await kill9(first);
+
+    const second = startPincer(env(model, fake, { PINCER_CONFIG: configFile }), { dataDir });
+    await running(second);
+    await waitForText(fake, DM.id, /Tool said: Interrupted/, second);
+    expect(texts(fake, DM.id).filter((text) => /picking up where I left off/.test(text))).toHaveLength(1);
+    // Give a re-run every chance to show up before checking it did not happen.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(hits).toBe(1);
+  }, 90_000);
+
+  it.each(['SIGKILL', 'SIGTERM'] as const)('%s with messages waiting for a turn slot: every one is answered after the restart', async (signal) => {
+    let hang = true;
+    const model = (llm = await startFakeLlm({
+      responder: (request): FakeLlmEntry => (hang ? { type: 'hang' } : textReply(`Answer to: ${lastUserText(request)}`)),
+    }));
+    const fake = (telegram = await startFakeTelegram());
+    const dataDir = tempDir();
+    const configFile = join(tempDir(), 'pincer.yaml');
+    writeFileSync(configFile, 'agent:\n  maxConcurrentTurns: 1\n');
+    const people: User[] = [2_000_101, 2_000_102, 2_000_103].map((id) => ({ id, is_bot: false, first_name: `P${id}` }));
+    const chats = people.map((person) => ({ id: person.id, type: 'private', first_name: person.first_name }) as Chat);
+    const first = startPincer(env(model, fake, { PINCER_CONFIG: configFile }), { dataDir });
+    await running(first);
+    people.forEach((person, i) => fake.sendUserMessage({ chat: chats[i]!, from: person, text: `question ${i}` }));
+    // One turn holds the only slot; the other two wait.
+    await waitUntil(() => model.served >= 1, 15_000, () => `the first model request\n${first.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(model.served).toBe(1);
+    process.kill(first.pid, signal);
+    await first.waitForExit(15_000);
+
+    hang = false;
+    const second = startPincer(env(model, fake, { PINCER_CONFIG: configFile }), { dataDir });
+    await running(second);
+    for (const [i, chat] of chats.entries()) await waitForText(fake, chat.id, new RegExp(`Answer to: question ${i}`), second);
+    for (const chat of chats) expect(texts(fake, chat.id).filter((text) => text.startsWith('Answer to:'))).toHaveLength(1);
+    // The turn that held the slot was interrupted; its person is told once that it goes on.
+    expect(texts(fake, chats[0]!.id).filter((text) => /picking up where I left off/.test(text))).toHaveLength(1);
+  }, 90_000);
+});
