@@ -164,11 +164,15 @@ describe('start-up against a platform that refuses', () => {
   it('tells the operator within 20 s when the Telegram API root refuses connections', async () => {
     const port = await closedPort();
     const pincer = startPincer({ ...LLM, TELEGRAM_BOT_TOKEN: '123456:AAFnot-a-real-token', TELEGRAM_API_ROOT: `http://127.0.0.1:${port}` });
-    const told = () => !pincer.running() || logLines(pincer.stderr()).some((line) => line.level >= 40);
+    const apiRoot = `http://127.0.0.1:${port}`;
+    // The warning or error must be about the Bot API at that address, not just any warning.
+    const aboutBotApi = (text: string) => /Bot API/.test(text) && text.includes(apiRoot);
+    const warning = () => logLines(pincer.stderr()).find((line) => line.level >= 40 && aboutBotApi(JSON.stringify(line)));
+    const told = () => Boolean(warning()) || (!pincer.running() && aboutBotApi(pincer.output()));
     await waitUntil(told, 20_000, () => `an exit or a warning about the unreachable Bot API (nothing so far)\n${pincer.output()}`).catch(
       (error: unknown) => error,
     );
-    expect(told(), `20 s without an exit or a warning/error line\n${pincer.output()}`).toBe(true);
+    expect(told(), `20 s without an exit or a warning naming the Bot API at ${apiRoot}\n${pincer.output()}`).toBe(true);
     if (!pincer.running()) expect((await pincer.exited).code).not.toBe(0);
     expect(pincer.output()).not.toContain('AAFnot-a-real-token');
   }, 30_000);
