@@ -20,3 +20,8 @@ if (!only || only === 'runtime') {
   console.log('bench/runtime: 1,000 threads x 5 iterations, fake model with 100 ms latency');
   table(await runRuntimeBench());
 }
+if (!only || only === 'latency') {
+  const { runReplyLatencyBench } = await import('./reply-latency.js');
+  console.log('bench/reply-latency: message delivered by the platform fake -> answer received by it, production configuration');
+  table(await runReplyLatencyBench());
+}

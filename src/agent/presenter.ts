@@ -106,21 +106,30 @@ export class TurnPresenter {
   /**
    * Shows the final text of the turn (editing the streamed message, if any) and
    * stops typing. In a group the answer replies to the message it answers.
+   * Resolves once the answer is sent; the status line is updated after it.
    */
   async finish(text: string, replyTo?: string): Promise<void> {
     this.close();
     const stream = this.stream;
     this.stream = undefined;
-    if (this.status) {
-      const used = [...new Set(this.toolsUsed)].map((name) => `\`${name}\``).join(', ');
-      await this.outbox.edit(this.status, `⚙️ Used ${used}`);
-    }
     if (stream?.message) {
       await stream.pending;
       await this.outbox.edit(stream.message, text);
-      return;
+    } else {
+      await this.outbox.send(this.chat, text, replyTo ? { replyTo } : {});
     }
-    await this.outbox.send(this.chat, text, replyTo ? { replyTo } : {});
+    this.settleStatus();
+  }
+
+  /**
+   * Rewrites the status line to list the tools used. Not awaited, and after the
+   * answer: where messages are paced per chat (Telegram, a second apart), an
+   * edit in front of the answer would hold the answer back, and the turn with it.
+   */
+  private settleStatus(): void {
+    if (!this.status) return;
+    const used = [...new Set(this.toolsUsed)].map((name) => `\`${name}\``).join(', ');
+    void this.outbox.edit(this.status, `⚙️ Used ${used}`);
   }
 
   /** Stops typing and timers without sending anything (the turn ended silently, e.g. for an approval prompt). */

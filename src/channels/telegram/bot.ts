@@ -4,9 +4,9 @@
  * rate limits and transient failures.
  */
 import { autoRetry } from '@grammyjs/auto-retry';
-import { apiThrottler } from '@grammyjs/transformer-throttler';
 import { Bot } from 'grammy';
 import type { ResolvedTelegramOptions } from './options.js';
+import { messagePacing } from './pacing.js';
 import { bindToLifetime, networkRetry } from './retry.js';
 
 /** Seconds a request may take beyond the long-poll timeout before it counts as a network error. */
@@ -25,7 +25,7 @@ export interface BotSettings {
 /**
  * A grammY Bot whose API calls are, from the outside in: bound to the channel's
  * lifetime, retried on network errors, retried on 429 (honouring retry_after)
- * and 5xx, and paced per chat.
+ * and 5xx, and (messages only) paced per chat.
  */
 export function createBot(settings: BotSettings): Bot {
   const { options } = settings;
@@ -36,7 +36,7 @@ export function createBot(settings: BotSettings): Bot {
     },
   });
   // Installed innermost first: each transformer wraps the ones installed before it.
-  if (options.throttle) bot.api.config.use(apiThrottler());
+  if (options.throttle) bot.api.config.use(messagePacing());
   bot.api.config.use(
     autoRetry({
       maxRetryAttempts: options.maxRetryAttempts,
