@@ -12,7 +12,7 @@ import type { CallResult, ToolContext } from '../tools/types.js';
 import { ApprovalBook, type PendingApproval } from './approvals.js';
 import { compactHistory, estimateTokens } from './compaction.js';
 import { repairHistory } from './history-repair.js';
-import { LAST_TOOL_ROUND_NOTICE } from './guards/notices.js';
+import { LAST_TOOL_ROUND_NOTICE, roundsExhaustedMessage } from './guards/notices.js';
 import type { ThreadRecord } from './history.js';
 import { inboxId } from './inbox.js';
 import { userMessagesFor } from './inbound-format.js';
@@ -140,10 +140,20 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     }
     await this.recordUsage(raw);
     const known = ctx.forceText ? [] : ctx.tools.map((tool) => tool.name);
-    const { response, anomaly } = finalizeReply(raw, known);
+    const { response, anomaly } = finalizeReply(this.withinRounds(raw), known);
     if (anomaly) this.services.log.warn({ thread: this.turn.record.key, anomaly }, 'model reply replaced by a fallback');
     if (response.toolCalls.length) await presenter.endReplyWithTools();
     return response;
+  }
+
+  /**
+   * A reply that still calls tools after the last tool round, with nothing to
+   * say, becomes the honest note that the rounds ran out (the calls are not run).
+   */
+  private withinRounds(response: LlmResponse): LlmResponse {
+    const rounds = this.services.config.agent.maxToolIterations;
+    if (this.iterations < rounds || !response.toolCalls.length || response.content.trim()) return response;
+    return { ...response, toolCalls: [], content: roundsExhaustedMessage(rounds), finishReason: 'stop' };
   }
 
   handleTextResponse(text: string): TextAction<PendingApproval> {

@@ -9,6 +9,7 @@ import type { ChatMessage, ToolCall } from '../llm/types.js';
 import { ApprovalBook, promptOf, type PendingApproval } from './approvals.js';
 import { ChatDelegate, type TurnState } from './chat-delegate.js';
 import type { OpenTurn, ThreadRecord } from './history.js';
+import { roundsExhaustedMessage } from './guards/notices.js';
 import { inboxId } from './inbox.js';
 import { userMessagesFor } from './inbound-format.js';
 import { runAgenticLoop, type LoopContext, type LoopOutcome } from './loop.js';
@@ -178,7 +179,7 @@ export class TurnEngine {
         else presenter.close();
         return;
       case 'max_iterations': {
-        const text = `I stopped after ${this.services.config.agent.maxToolIterations} rounds of tool use without reaching an answer. Tell me how to narrow it down and I will continue.`;
+        const text = roundsExhaustedMessage(this.services.config.agent.maxToolIterations);
         record.messages.push({ role: 'assistant', content: text });
         await this.finish(turn, text);
         return;

@@ -4,7 +4,7 @@
  * a fresh app and store; the fake platform lives for the whole suite.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { FORCED_TEXT_FALLBACK } from '../../src/agent/loop.js';
+import { roundsExhaustedMessage } from '../../src/agent/guards/notices.js';
 import type { ScenarioDriver } from './driver.js';
 import { startHarness, waitFor, waitForApproval, waitForMessage, waitForResolved, type Harness } from './harness.js';
 
@@ -110,8 +110,9 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await h.driver.sendMessage(dm, alice, 'loop');
       // The model calls a tool every time, even once no tool is offered: pincer has to end it.
       const rounds = h.config.agent.maxToolIterations;
-      const answer = await waitForMessage(h, dm, FORCED_TEXT_FALLBACK, 15_000);
-      expect(answer.text).toBe(FORCED_TEXT_FALLBACK);
+      const honest = roundsExhaustedMessage(rounds);
+      const answer = await waitForMessage(h, dm, honest, 15_000);
+      expect(answer.text).toBe(honest);
       expect(h.llm.requests).toHaveLength(rounds);
       expect(h.llm.requests.slice(0, rounds - 1).every((r) => r.tools?.some((t) => t.function.name === 'calculator'))).toBe(true);
       expect(h.llm.requests.at(-1)!.tools ?? []).toHaveLength(0);

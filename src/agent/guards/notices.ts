@@ -25,3 +25,8 @@ export const REPEATED_TEXT_NOTICE =
 /** One round before the chat tool-iteration cap. */
 export const LAST_TOOL_ROUND_NOTICE =
   'You are about to reach the limit of tool calls for this message. Do not call more tools: answer the user now with what you have.';
+
+/** What the person reads when a turn used up its tool rounds without an answer. */
+export function roundsExhaustedMessage(rounds: number): string {
+  return `I stopped after ${rounds} rounds of tool use without reaching an answer. Tell me how to narrow it down and I will continue.`;
+}
