@@ -37,6 +37,7 @@ import { Outbound } from './outbound.js';
 import { TELEGRAM_MESSAGE_LIMIT } from './parts.js';
 import { ALLOWED_UPDATES, Poller } from './poller.js';
 import { UpdateRouter } from './router.js';
+import { networkReason } from './retry.js';
 import { grammySignal } from './signal.js';
 import { UpdateLedger } from './update-ledger.js';
 import { WebhookServer } from './webhook.js';
@@ -68,6 +69,8 @@ export class TelegramChannel implements Channel {
   private readonly options: ResolvedTelegramOptions;
   private readonly token: string;
   private readonly log: Logger;
+  /** Why the last API call failed on the network, if one did (for start-up warnings). */
+  private lastNetworkFailure: string | undefined;
   private readonly lifetime = new AbortController();
   private readonly queue = new EventQueue<InboundEvent>();
   private readonly bot: Bot;
@@ -93,7 +96,13 @@ export class TelegramChannel implements Channel {
     setMaxListeners(0, this.lifetime.signal);
     this.options = resolveOptions(options);
     this.log = deps.log;
-    this.bot = createBot({ token: this.token, apiRoot: config.apiRoot, options: this.options, lifetime: this.lifetime.signal });
+    this.bot = createBot({
+      token: this.token,
+      apiRoot: config.apiRoot,
+      options: this.options,
+      lifetime: this.lifetime.signal,
+      onNetworkFailure: (error) => (this.lastNetworkFailure = networkReason(error)),
+    });
     const api = this.bot.api;
     this.outbound = new Outbound({ api, log: this.log, token: this.token });
     this.admins = new AdminCache(api, this.options.adminCacheMs, this.log, this.token);
@@ -183,7 +192,10 @@ export class TelegramChannel implements Channel {
   private async identify(): Promise<BotIdentity> {
     const deadline = AbortSignal.timeout(IDENTIFY_TIMEOUT_MS);
     const slow = setTimeout(
-      () => this.log.warn({ apiRoot: this.apiRootForLogs() }, 'telegram: no answer from the Bot API yet; still trying'),
+      () => {
+        const reason = this.lastNetworkFailure;
+        this.log.warn({ apiRoot: this.apiRootForLogs(), ...(reason ? { reason } : {}) }, `telegram: no answer from the Bot API at ${this.apiRootForLogs()} yet${reason ? ` (${reason})` : ''}; still trying`);
+      },
       IDENTIFY_WARN_MS,
     );
     try {
@@ -193,7 +205,8 @@ export class TelegramChannel implements Channel {
         throw new ChannelError(TELEGRAM, 'the bot token was rejected (401 Unauthorized); check TELEGRAM_BOT_TOKEN');
       }
       if (deadline.aborted && !this.lifetime.signal.aborted) {
-        throw new ChannelError(TELEGRAM, `cannot reach the Bot API at ${this.apiRootForLogs()} (no answer to getMe within ${IDENTIFY_TIMEOUT_MS / 1000} s); check TELEGRAM_API_ROOT and the network`, true);
+        const reason = this.lastNetworkFailure ? `; last error: ${this.lastNetworkFailure}` : '';
+        throw new ChannelError(TELEGRAM, `cannot reach the Bot API at ${this.apiRootForLogs()} (no answer to getMe within ${IDENTIFY_TIMEOUT_MS / 1000} s${reason}); check TELEGRAM_API_ROOT and the network`, true);
       }
       throw toChannelError(error, this.token, 'getMe');
     } finally {

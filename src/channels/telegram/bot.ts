@@ -4,7 +4,7 @@
  * rate limits and transient failures.
  */
 import { autoRetry } from '@grammyjs/auto-retry';
-import { Bot } from 'grammy';
+import { Bot, type HttpError } from 'grammy';
 import type { ResolvedTelegramOptions } from './options.js';
 import { messagePacing } from './pacing.js';
 import { bindToLifetime, networkRetry } from './retry.js';
@@ -20,6 +20,8 @@ export interface BotSettings {
   options: ResolvedTelegramOptions;
   /** Aborted when the channel stops. */
   lifetime: AbortSignal;
+  /** Told of each network failure of an API call. */
+  onNetworkFailure?: (error: HttpError) => void;
 }
 
 /**
@@ -45,7 +47,12 @@ export function createBot(settings: BotSettings): Bot {
     }),
   );
   bot.api.config.use(
-    networkRetry({ attempts: options.networkRetryAttempts, delayMs: options.networkRetryDelayMs, lifetime: settings.lifetime }),
+    networkRetry({
+      attempts: options.networkRetryAttempts,
+      delayMs: options.networkRetryDelayMs,
+      lifetime: settings.lifetime,
+      ...(settings.onNetworkFailure ? { onFailure: settings.onNetworkFailure } : {}),
+    }),
   );
   bot.api.config.use(bindToLifetime(settings.lifetime));
   return bot;

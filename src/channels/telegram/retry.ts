@@ -16,6 +16,8 @@ export interface NetworkRetryOptions {
   delayMs: number;
   /** Aborted when the channel stops; no retry starts after that. */
   lifetime: AbortSignal;
+  /** Told of each network failure (to say why the Bot API cannot be reached). */
+  onFailure?: (error: HttpError) => void;
 }
 
 /**
@@ -30,6 +32,7 @@ export function networkRetry(options: NetworkRetryOptions): Transformer {
         return await prev(method, payload, signal);
       } catch (error) {
         const aborted = signal?.aborted || options.lifetime.aborted;
+        if (error instanceof HttpError && !aborted) options.onFailure?.(error);
         if (!(error instanceof HttpError) || aborted || attempt >= options.attempts) throw error;
         await pause(options.delayMs * 2 ** attempt, options.lifetime, error);
       }
@@ -64,4 +67,11 @@ export function bindToLifetime(lifetime: AbortSignal): Transformer {
       lifetime.removeEventListener('abort', abort);
     }
   };
+}
+
+/** Why a request failed on the network, in a few words: the system error code, else the message. */
+export function networkReason(error: HttpError): string {
+  const cause = error.error as { code?: unknown; message?: unknown } | undefined;
+  if (typeof cause?.code === 'string') return cause.code === 'ECONNREFUSED' ? 'connection refused (ECONNREFUSED)' : cause.code;
+  return typeof cause?.message === 'string' ? cause.message : error.message;
 }
