@@ -9,6 +9,7 @@ import { qualifiedUserId, threadKeyOf } from '../channels/types.js';
 import { ChannelError } from '../errors.js';
 import { promptOf, type PendingApproval } from './approvals.js';
 import { canonicalCommand, CommandHandler } from './commands.js';
+import { toQueued } from './inbox.js';
 import { InboundLimiter } from './inbound-limits.js';
 import { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
@@ -172,18 +173,36 @@ export class Runtime {
     const deadline = new Promise((resolve) => setTimeout(resolve, config.agent.shutdownTimeoutMs).unref());
     await Promise.race([this.idle(), deadline]);
     await Promise.race([Promise.allSettled([...this.channels.values()].map((channel) => channel.stop())), deadline]);
+    // Messages that arrived while the channels were closing are kept for the next run.
+    await Promise.race([Promise.allSettled([...this.inflight]), deadline]);
     this.resolveDone(reason);
   }
 
   private async consume(channel: Channel): Promise<void> {
     try {
       for await (const event of channel.events()) {
-        if (this.stopping) break;
-        this.dispatch(event);
+        if (this.stopping) this.keepForRestart(event);
+        else this.dispatch(event);
       }
     } catch (error) {
       this.services.log.error({ err: error, channel: channel.name }, 'channel stream failed');
     }
+  }
+
+  /**
+   * During shutdown no turn starts, but a message the platform has already
+   * handed over is not dropped: it goes to its thread's inbox and is answered
+   * after the restart. Commands and presses are not kept (a press can be made
+   * again; the prompt keeps its buttons).
+   */
+  private keepForRestart(event: InboundEvent): void {
+    if (event.type !== 'message' || textCommand(event) || !this.isAddressed(event)) {
+      this.services.log.debug({ channel: event.chat.channel, type: event.type }, 'event during shutdown not handled');
+      return;
+    }
+    const key = threadKeyOf(event.chat);
+    this.track(this.services.history.update(key, event.chat, (record) => record.inbox.push(toQueued(event))));
+    this.journal.mark(key);
   }
 
   /** Routes one event. Synchronous up to the runner so per-thread order is kept. */
@@ -206,9 +225,8 @@ export class Runtime {
       this.dispatch(command);
       return;
     }
-    const addressed = event.chat.kind === 'dm' || event.mentionsBot || event.replyToBot || this.services.config.agent.groupActivation === 'always';
     const key = threadKeyOf(event.chat);
-    if (!addressed) {
+    if (!this.isAddressed(event)) {
       this.track(this.keepAsContext(key, event));
       return;
     }
@@ -223,6 +241,10 @@ export class Runtime {
       return;
     }
     runner.accept(event);
+  }
+
+  private isAddressed(event: InboundMessage): boolean {
+    return event.chat.kind === 'dm' || event.mentionsBot || event.replyToBot || this.services.config.agent.groupActivation === 'always';
   }
 
   private runnerFor(key: string, chat: ChatInfo): ThreadRunner {
