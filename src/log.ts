@@ -1,8 +1,10 @@
 /**
  * Logging through pino: JSON when stdout is not a terminal, pretty when it is.
- * Credentials are redacted by key name and by value.
+ * Credentials are redacted by key name and, through the shared redactor, by
+ * value: whole, cut short or encoded, and the recognised secret kinds.
  */
 import { destination, pino, type DestinationStream, type Logger } from 'pino';
+import { createRedactor, type Redactor } from './safety/secrets.js';
 
 export type { Logger } from 'pino';
 
@@ -27,27 +29,23 @@ const REDACT_PATHS = REDACTED_KEYS.flatMap((key) => [key, `*.${key}`, `*.*.${key
 export interface LoggerOptions {
   level?: string;
   pretty?: boolean;
-  /** Extra strings (the configured credentials) scrubbed from every message. */
+  /** The configured credentials, scrubbed from every message (see `createRedactor`). */
   secrets?: string[];
   destination?: NodeJS.WritableStream;
 }
 
 /** Creates the process logger. */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const secrets = (options.secrets ?? []).filter((secret) => secret.length >= 6);
+  const redactor = createRedactor(options.secrets ?? []);
   const pretty = options.pretty ?? Boolean(process.stdout.isTTY);
   const base = {
     level: options.level ?? 'info',
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-    ...(secrets.length
-      ? {
-          hooks: {
-            logMethod(this: Logger, args: Parameters<Logger['info']>, method: (...a: unknown[]) => void) {
-              method.apply(this, args.map((arg) => scrub(arg, secrets)));
-            },
-          },
-        }
-      : {}),
+    hooks: {
+      logMethod(this: Logger, args: Parameters<Logger['info']>, method: (...a: unknown[]) => void) {
+        method.apply(this, args.map((arg) => scrub(arg, redactor)));
+      },
+    },
   };
   if (options.destination) return pino(base, options.destination as DestinationStream);
   if (pretty) {
@@ -56,16 +54,16 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   return pino(base, destination(2));
 }
 
-/** A copy of a log argument with every configured secret replaced; errors keep their message and stack. */
-function scrub(value: unknown, secrets: string[], depth = 0): unknown {
-  if (typeof value === 'string') return secrets.reduce((text, secret) => text.split(secret).join('[redacted]'), value);
+/** A copy of a log argument with every secret replaced; errors keep their message and stack. */
+function scrub(value: unknown, redactor: Redactor, depth = 0): unknown {
+  if (typeof value === 'string') return redactor.redact(value);
   if (depth > 8 || value === null || typeof value !== 'object') return value;
   if (value instanceof Error) {
-    const fields = Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrub(item, secrets, depth + 1)]));
-    return { ...fields, type: value.name, message: scrub(value.message, secrets), stack: scrub(value.stack ?? '', secrets) };
+    const fields = Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrub(item, redactor, depth + 1)]));
+    return { ...fields, type: value.name, message: redactor.redact(value.message), stack: redactor.redact(value.stack ?? '') };
   }
-  if (Array.isArray(value)) return value.map((item) => scrub(item, secrets, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrub(item, secrets, depth + 1)]));
+  if (Array.isArray(value)) return value.map((item) => scrub(item, redactor, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrub(item, redactor, depth + 1)]));
 }
 
 /** A logger that writes nothing, for tests and benchmarks. */

@@ -1,12 +1,13 @@
 /**
  * Secret detection and redaction. One redactor is shared by tool output, logs,
- * approval prompts and outbound chat messages, so a credential that slips into
- * any of them is replaced by the same marker.
+ * approval prompts, outbound chat messages and requests to the model, so a
+ * credential that slips into any of them is replaced by the same marker.
  *
  * Every pattern is linear: character classes with bounded or single
  * quantifiers, no nested repetition, so a hostile 10 MB text cannot make a
  * scan take quadratic time.
  */
+import { CredentialFinder, type TextSpan } from './credentials.js';
 
 /** What replaces a secret. */
 export const REDACTED = '[redacted]';
@@ -52,12 +53,13 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
 
 /** Replaces secrets in text. */
 export interface Redactor {
-  /** The text with every recognised secret and every configured credential replaced by `[redacted]`. */
+  /**
+   * The text with every recognised secret and every configured credential
+   * replaced by `[redacted]`; for a configured credential also its encoded
+   * forms and any beginning of it long enough to matter (see `credentials.ts`).
+   */
   redact(text: string): string;
 }
-
-/** Credentials shorter than this are not scrubbed by value: too many innocent matches. */
-const MIN_EXTRA_SECRET_LENGTH = 6;
 
 /**
  * Builds a redactor for the built-in secret kinds plus `extraSecrets` (the
@@ -68,10 +70,10 @@ const MIN_EXTRA_SECRET_LENGTH = 6;
  * log.info(redactor.redact(text));
  */
 export function createRedactor(extraSecrets: readonly string[] = []): Redactor {
-  const literal = literalMatcher(extraSecrets);
+  const credentials = new CredentialFinder(extraSecrets);
   return {
     redact(text: string): string {
-      let out = literal ? text.replace(literal, REDACTED) : text;
+      let out = credentials.empty ? text : hideSpans(text, credentials.find(text));
       for (const pattern of SECRET_PATTERNS) out = applyPattern(out, pattern);
       return out;
     },
@@ -85,14 +87,19 @@ function applyPattern(text: string, pattern: SecretPattern): string {
   return text.replace(pattern.regex, (...groups: unknown[]) => `${String(groups[keepGroup])}${REDACTED}`);
 }
 
-function literalMatcher(secrets: readonly string[]): RegExp | undefined {
-  const usable = [...new Set(secrets.filter((s) => s.length >= MIN_EXTRA_SECRET_LENGTH))];
-  if (usable.length === 0) return undefined;
-  // Longest first so a credential that contains another is removed whole.
-  usable.sort((a, b) => b.length - a.length);
-  return new RegExp(usable.map(escapeRegExp).join('|'), 'g');
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+/** `text` with each run of overlapping or touching spans replaced by one marker. */
+function hideSpans(text: string, spans: TextSpan[]): string {
+  if (spans.length === 0) return text;
+  spans.sort((a, b) => a.start - b.start);
+  let out = '';
+  let kept = -1;
+  for (const span of spans) {
+    if (span.start <= kept) {
+      kept = Math.max(kept, span.end);
+      continue;
+    }
+    out += text.slice(Math.max(kept, 0), span.start) + REDACTED;
+    kept = span.end;
+  }
+  return out + text.slice(kept);
 }

@@ -69,3 +69,72 @@ describe('createRedactor', () => {
     expect(performance.now() - started).toBeLessThan(2000);
   });
 });
+
+describe('createRedactor: configured credentials in part or encoded', () => {
+  // Shaped like no built-in kind, so only the configured-credential matching can catch it.
+  const token = '7000001:AAF' + chars(24, '0123456789abcdef');
+  const apiKey = 'key/with+odd:chars=' + chars(21);
+  const redactor = createRedactor([token, apiKey]);
+
+  /** Every beginning of `form` of at least 8 characters that still shows in `text`. */
+  const leakedPrefixes = (text: string, form: string) =>
+    Array.from({ length: form.length - 7 }, (_, i) => form.slice(0, i + 8)).filter((prefix) => text.includes(prefix));
+
+  it('hides every beginning of a credential of 8 characters or more, as a streamed preview cuts it', () => {
+    for (let cut = 8; cut <= token.length; cut++) {
+      const out = redactor.redact(`the token is ${token.slice(0, cut)} …`);
+      expect(out).toBe(`the token is ${REDACTED} …`);
+    }
+  });
+
+  it('leaves a beginning shorter than 8 characters and ordinary words alone', () => {
+    const text = `id ${token.slice(0, 7)} and key/wit are fine`;
+    expect(redactor.redact(text)).toBe(text);
+  });
+
+  it('hides a credential followed by other text with one marker, keeping the text after it', () => {
+    expect(redactor.redact(`a ${token}${token.slice(0, 10)} b`)).toBe(`a ${REDACTED} b`);
+    expect(redactor.redact(`${token.slice(0, 12)}xyz`)).toBe(`${REDACTED}xyz`);
+  });
+
+  it('hides the percent-encoded form and its beginnings, with upper- or lower-case hex', () => {
+    const encoded = encodeURIComponent(apiKey);
+    expect(encoded).not.toBe(apiKey);
+    for (const form of [encoded, encoded.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase())]) {
+      const url = `https://example.com/hook?key=${form}&x=1`;
+      expect(redactor.redact(url)).toBe(`https://example.com/hook?key=${REDACTED}&x=1`);
+      const cut = redactor.redact(`?key=${form.slice(0, form.length - 6)}`);
+      expect(leakedPrefixes(cut, form)).toEqual([]);
+    }
+  });
+
+  it('hides base64 and base64url of a credential at every byte alignment, and their beginnings', () => {
+    for (const lead of ['', 'u', 'us', 'use', 'user:']) {
+      for (const encoding of ['base64', 'base64url'] as const) {
+        const encoded = Buffer.from(`${lead}${apiKey}${lead}`).toString(encoding);
+        const out = redactor.redact(`Authorization: Basic ${encoded}`);
+        // Decoding what is left must not give the credential back, nor a long piece of it.
+        const rest = out.replace(REDACTED, '');
+        expect(out).toContain(REDACTED);
+        expect(Buffer.from(rest.split(' ').at(-1)!, encoding).toString('latin1')).not.toContain(apiKey.slice(0, 8));
+        const half = redactor.redact(encoded.slice(0, Math.ceil(encoded.length / 2)));
+        expect(half).toContain(REDACTED);
+      }
+    }
+  });
+
+  it('hides the standard base64 of a Basic auth header for user:token', () => {
+    const header = `Basic ${Buffer.from(`bot:${token}`).toString('base64')}`;
+    const out = redactor.redact(header);
+    expect(out).toMatch(/^Basic .{0,8}\[redacted\].{0,4}$/);
+  });
+
+  it('scans a megabyte full of near misses quickly', () => {
+    const nearMiss = `${token.slice(0, 9)}!`;
+    const hostile = nearMiss.repeat(100_000);
+    const started = performance.now();
+    const out = redactor.redact(hostile);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(leakedPrefixes(out, token)).toEqual([]);
+  });
+});
