@@ -93,7 +93,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     audit,
     config: { toolConcurrency: config.agent.toolConcurrency, maxOutputChars: config.tools.maxOutputChars },
   });
-  const provider = options.provider ?? new OpenAiProvider(config.llm, { logger: log });
+  const provider = options.provider ?? new OpenAiProvider(config.llm, { logger: log, redact: (text) => redactor.redact(text) });
 
   const channelDeps = (name: string): ChannelDeps => {
     const state = store.namespace(`channel-state:${name}`, z.unknown());

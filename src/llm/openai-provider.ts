@@ -9,6 +9,7 @@ import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/compl
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
+import { redactMessages } from '../safety/model-messages.js';
 import { callIdsOf, withUniqueCallIds } from './call-ids.js';
 import { startDeadline } from './deadline.js';
 import { toLlmError } from './errors.js';
@@ -26,6 +27,8 @@ export interface OpenAiProviderOptions {
   logger?: Logger;
   /** Source of backoff jitter in [0, 1); tests pin it. */
   random?: () => number;
+  /** Removes secrets from every text of the conversation before it is sent (the app's redactor). */
+  redact?: (text: string) => string;
 }
 
 /**
@@ -151,7 +154,7 @@ export class OpenAiProvider implements LlmProvider {
     const bareModel = this.model.slice(this.model.lastIndexOf('/') + 1);
     return {
       model: this.model,
-      messages: request.messages.map(toWireMessage),
+      messages: (this.options.redact ? redactMessages(request.messages, this.options.redact) : request.messages).map(toWireMessage),
       ...(request.tools?.length ? { tools: request.tools.map(toWireTool) } : {}),
       ...(COMPLETION_TOKENS_MODELS.test(bareModel) ? { max_completion_tokens: maxTokens } : { max_tokens: maxTokens }),
       ...(temperature === undefined ? {} : { temperature }),
