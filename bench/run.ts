@@ -25,3 +25,8 @@ if (!only || only === 'latency') {
   console.log('bench/reply-latency: message delivered by the platform fake -> answer received by it, production configuration');
   table(await runReplyLatencyBench());
 }
+if (!only || only === 'threads') {
+  const { runThreadsBench } = await import('./threads.js');
+  console.log('bench/threads: memory after 10,000 and 100,000 distinct threads, idle, after a forced GC');
+  table(await runThreadsBench());
+}

@@ -2,7 +2,8 @@
  * One side of bench/runtime, run in its own process so that its peak RSS is its
  * own: `baseline` (1,000 plain loops on the openai SDK) or `pincer` (the same
  * conversations through the test channel, runtime, ChatDelegate, engine and
- * provider). Prints one JSON line.
+ * provider). Prints one JSON line: wall time, RSS just before the threads
+ * start and at its peak during them, and the process's peak RSS.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,7 +23,26 @@ import { TestPlatform, testDm } from '../test/support/test-channel.js';
 const [variant, llmUrl, threadsArg, iterationsArg] = process.argv.slice(2) as [string, string, string, string];
 const THREADS = Number(threadsArg);
 const ITERATIONS = Number(iterationsArg);
+/** Peak RSS of the process so far, in KiB. */
 const rssKb = () => process.resourceUsage().maxRSS;
+
+/**
+ * Runs the threads and reads RSS just before them and at its peak during them:
+ * the process's recorded peak when they raised it, else the highest of samples
+ * taken every 10 ms (start-up may have peaked higher than the threads did).
+ */
+async function duringThreads<T>(work: () => Promise<T>): Promise<T & { rssBeforeKb: number; rssPeakKb: number }> {
+  const before = process.memoryUsage().rss / 1024;
+  const peakBefore = rssKb();
+  let sampled = before;
+  const sample = () => (sampled = Math.max(sampled, process.memoryUsage().rss / 1024));
+  const timer = setInterval(sample, 10);
+  const result = await work();
+  clearInterval(timer);
+  sample();
+  const peakAfter = rssKb();
+  return { ...result, rssBeforeKb: before, rssPeakKb: peakAfter > peakBefore ? peakAfter : sampled };
+}
 
 /**
  * What pincer sends besides the conversation: its system prompt and the tool
@@ -63,9 +83,11 @@ async function baseline() {
       }
     }
   };
-  const start = performance.now();
-  await Promise.all(Array.from({ length: THREADS }, (_, i) => loop(i)));
-  return { wallMs: performance.now() - start };
+  return duringThreads(async () => {
+    const start = performance.now();
+    await Promise.all(Array.from({ length: THREADS }, (_, i) => loop(i)));
+    return { wallMs: performance.now() - start };
+  });
 }
 
 function waitTool(): Tool {
@@ -100,18 +122,19 @@ async function pincer() {
   });
   const app = await createApp({ config, tools: [waitTool()], channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
   await app.start();
-  const before = rssKb();
-  const start = performance.now();
-  for (let thread = 0; thread < THREADS; thread++) {
-    const user = { id: `u${thread}`, name: `User ${thread}` };
-    platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: `iterations=${ITERATIONS} thread=${thread}` });
-  }
-  await platform.waitFor(() => platform.sent.length >= THREADS, 600_000, 'every thread answered');
-  const wallMs = performance.now() - start;
+  const threads = await duringThreads(async () => {
+    const start = performance.now();
+    for (let thread = 0; thread < THREADS; thread++) {
+      const user = { id: `u${thread}`, name: `User ${thread}` };
+      platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: `iterations=${ITERATIONS} thread=${thread}` });
+    }
+    await platform.waitFor(() => platform.sent.length >= THREADS, 600_000, 'every thread answered');
+    return { wallMs: performance.now() - start };
+  });
   const stop = process.env.PINCER_BENCH_SKIP_STOP ? undefined : await stopLatencies(app, platform);
   await app.stop('bench over');
   rmSync(dir, { recursive: true, force: true });
-  return { wallMs, rssBeforeKb: before, stop };
+  return { ...threads, stop };
 }
 
 /** /stop during a running tool: time from the command to the turn having ended. */

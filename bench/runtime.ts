@@ -26,8 +26,11 @@ function responder(request: FakeLlmRequest) {
 interface WorkerResult {
   variant: string;
   wallMs: number;
+  /** Peak RSS of the whole process (start-up included). */
   peakRssKb: number;
-  rssBeforeKb?: number;
+  /** RSS just before the threads start, and its peak while they run. */
+  rssBeforeKb: number;
+  rssPeakKb: number;
   stop?: { p50Ms: number; p99Ms: number; maxMs: number };
 }
 
@@ -55,12 +58,17 @@ export async function runRuntimeBench(threads = 1000, iterations = 5, rounds = 3
     const ourWall = median(ours.map((r) => r.wallMs));
     const baseRss = median(base.map((r) => r.peakRssKb)) / 1024;
     const ourRss = median(ours.map((r) => r.peakRssKb)) / 1024;
-    const idleRss = median(ours.map((r) => r.rssBeforeKb ?? 0)) / 1024;
+    const baseBefore = median(base.map((r) => r.rssBeforeKb)) / 1024;
+    const ourBefore = median(ours.map((r) => r.rssBeforeKb)) / 1024;
+    // Like for like: what the threads add on each side, (peak during them - just before) / threads.
+    const basePerThread = median(base.map((r) => (r.rssPeakKb - r.rssBeforeKb) / threads));
+    const ourPerThread = median(ours.map((r) => (r.rssPeakKb - r.rssBeforeKb) / threads));
     const stops = ours.map((r) => r.stop!);
     return [
       { measure: 'wall time (ms)', baseline: baseWall, pincer: ourWall, ratio: ourWall / baseWall },
-      { measure: 'peak RSS (MiB)', baseline: baseRss, pincer: ourRss, ratio: ourRss / baseRss },
-      { measure: 'RSS per active thread (KiB)', baseline: (baseRss * 1024) / threads, pincer: ((ourRss - idleRss) * 1024) / threads, ratio: NaN },
+      { measure: 'peak RSS of the process (MiB)', baseline: baseRss, pincer: ourRss, ratio: ourRss / baseRss },
+      { measure: 'RSS before the threads (MiB)', baseline: baseBefore, pincer: ourBefore, ratio: ourBefore / baseBefore },
+      { measure: 'RSS per active thread (KiB): (peak - before) / threads', baseline: basePerThread, pincer: ourPerThread, ratio: ourPerThread / basePerThread },
       { measure: '/stop -> stopped p50 (ms)', baseline: NaN, pincer: median(stops.map((s) => s.p50Ms)), ratio: NaN },
       { measure: '/stop -> stopped p99 (ms)', baseline: NaN, pincer: median(stops.map((s) => s.p99Ms)), ratio: NaN },
     ];
