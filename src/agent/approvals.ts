@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { ApprovalAction, ApprovalPrompt, SentMessage } from '../channels/types.js';
+import type { ApprovalAction, ApprovalPrompt, ChatAddress, SentMessage } from '../channels/types.js';
 import type { Namespace, Store } from '../store/store.js';
 import { ChatRecordSchema, ToolCallSchema } from './history.js';
 
@@ -47,11 +47,41 @@ export type ClaimResult =
   | { ok: true; approval: PendingApproval }
   | {
       ok: false;
-      reason: 'unknown' | 'not_requester' | 'already_answered' | 'expired';
+      reason: 'unknown' | PressRefusal | 'already_answered' | 'expired';
       approval?: PendingApproval;
       /** This press found the approval past its expiry and ended it (its turn must now resume). */
       endedNow?: boolean;
     };
+
+/** A button press: who pressed, in which conversation, and what. */
+export interface ApprovalPress {
+  /** Qualified user id (`telegram:42`). */
+  userId: string;
+  /** Display name, recorded as who decided. */
+  name: string;
+  /** The conversation the press came from. */
+  chat: ChatAddress;
+  action: ApprovalAction;
+}
+
+/** Why a press may not answer an approval at all. */
+export type PressRefusal = 'wrong_chat' | 'not_requester';
+
+/**
+ * Whether `press` may answer `approval`: only its requester, and only in the
+ * conversation where it was asked (a payload replayed from another chat, even
+ * by the requester, is refused). Undefined when it may.
+ */
+export function pressRefusal(approval: PendingApproval, press: Pick<ApprovalPress, 'userId' | 'chat'>): PressRefusal | undefined {
+  if (!sameConversation(approval.chat, press.chat)) return 'wrong_chat';
+  if (approval.userId !== press.userId) return 'not_requester';
+  return undefined;
+}
+
+/** Same channel, chat and sub-conversation (topic, thread); a missing sub-conversation matches only another missing one. */
+function sameConversation(a: ChatAddress, b: ChatAddress): boolean {
+  return a.channel === b.channel && a.chatId === b.chatId && (a.subId ?? '') === (b.subId ?? '');
+}
 
 const ACTION_STATUS: Record<ApprovalAction, ApprovalStatus> = { approve: 'approved', always: 'always', deny: 'denied' };
 
@@ -137,19 +167,25 @@ export class ApprovalBook {
   }
 
   /**
-   * Answers an approval on behalf of `userId`. Exactly one answer wins, even if
-   * the same press is delivered twice; the new status is persisted before this resolves.
+   * Answers an approval with a press. Exactly one answer wins, even if the same
+   * press is delivered twice; the new status is persisted before this resolves.
+   * A press from another conversation learns nothing and changes nothing.
    */
-  async answer(id: string, userId: string, action: ApprovalAction, byName: string): Promise<ClaimResult> {
+  async answer(id: string, press: ApprovalPress): Promise<ClaimResult> {
     let result: ClaimResult = { ok: false, reason: 'unknown' };
     await this.records.update(id, (current) => {
       if (!current) return current;
+      const refusal = pressRefusal(current, press);
+      if (refusal === 'wrong_chat') {
+        result = { ok: false, reason: refusal };
+        return current;
+      }
       if (current.status !== 'pending') {
         result = { ok: false, reason: current.status === 'expired' ? 'expired' : 'already_answered', approval: current };
         return current;
       }
-      if (current.userId !== userId) {
-        result = { ok: false, reason: 'not_requester', approval: current };
+      if (refusal) {
+        result = { ok: false, reason: refusal, approval: current };
         return current;
       }
       if (current.expiresAt <= this.now()) {
@@ -157,8 +193,8 @@ export class ApprovalBook {
         result = { ok: false, reason: 'expired', approval: expired, endedNow: true };
         return expired;
       }
-      const status = action === 'always' && !current.allowAlways ? 'approved' : ACTION_STATUS[action];
-      const decided = { ...current, status, decidedBy: byName, decidedAt: this.now() };
+      const status = press.action === 'always' && !current.allowAlways ? 'approved' : ACTION_STATUS[press.action];
+      const decided = { ...current, status, decidedBy: press.name, decidedAt: this.now() };
       result = { ok: true, approval: decided };
       return decided;
     });

@@ -22,6 +22,7 @@ const PRESS_NOTICES = {
   unknown: 'This approval request is no longer valid.',
   already_answered: 'This request was already answered.',
   expired: 'This request expired; the action was not run.',
+  wrong_chat: 'This approval belongs to another conversation.',
 } as const;
 
 /** The running agent. */
@@ -267,7 +268,7 @@ export class Runtime {
 
   private async answerApproval(event: InboundApprovalAnswer): Promise<void> {
     const userId = qualifiedUserId(event.chat.channel, event.sender.id);
-    const claim = await this.services.approvals.answer(event.approvalId, userId, event.action, event.sender.name);
+    const claim = await this.services.approvals.answer(event.approvalId, { userId, name: event.sender.name, chat: event.chat, action: event.action });
     if (!claim.ok) {
       this.services.log.debug({ approval: event.approvalId, reason: claim.reason }, 'approval press refused');
       const text = claim.reason === 'not_requester' ? `Only ${claim.approval?.requester.name ?? 'the person who asked'} can answer this.` : PRESS_NOTICES[claim.reason];

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ApprovalBook, type PendingApproval } from '../../src/agent/approvals.js';
+import { ApprovalBook, pressRefusal, type ApprovalPress, type PendingApproval } from '../../src/agent/approvals.js';
 import { decodeApprovalPayload, encodeApprovalPayload } from '../../src/channels/approval-payload.js';
 import { Store } from '../../src/store/store.js';
 
@@ -18,6 +18,8 @@ const T0 = 1_700_000_000_000;
 const TEN_MINUTES = 600_000;
 const THREAD = 'telegram:42';
 const REQUESTER = 'telegram:7';
+/** The conversation every test approval was asked in. */
+const CHAT = { channel: 'telegram', chatId: '42' };
 
 let fileCount = 0;
 let url = '';
@@ -57,11 +59,16 @@ async function start(now: () => number = () => T0): Promise<{ store: Store; book
   return { store, book: new ApprovalBook(store, now) };
 }
 
+/** A press of `action` by `userId`, in `chat` (by default the approval's own). */
+function press(userId: string, action: ApprovalPress['action'], name: string, chat: ApprovalPress['chat'] = CHAT): ApprovalPress {
+  return { userId, name, chat, action };
+}
+
 function approval(overrides: Partial<PendingApproval> = {}): PendingApproval {
   return {
     id: ApprovalBook.newId(),
     threadKey: THREAD,
-    chat: { channel: 'telegram', chatId: '42', kind: 'dm', scope: 'telegram' },
+    chat: { ...CHAT, kind: 'dm', scope: 'telegram' },
     requester: { id: '7', name: 'Alice' },
     userId: REQUESTER,
     call: { id: 'call_1', name: 'write_file', arguments: '{"path":"notes.txt","content":"hi"}' },
@@ -110,7 +117,7 @@ describe('ApprovalBook: answer', () => {
     const pending = approval();
     await first.book.create(pending);
 
-    const result = await first.book.answer(pending.id, REQUESTER, 'approve', 'Alice');
+    const result = await first.book.answer(pending.id, press(REQUESTER, 'approve', 'Alice'));
     expect(result.ok).toBe(true);
 
     const { book } = await reopen(first.store);
@@ -125,24 +132,52 @@ describe('ApprovalBook: answer', () => {
     const pending = approval();
     await first.book.create(pending);
 
-    const result = await first.book.answer(pending.id, 'telegram:666', 'approve', 'Mallory');
+    const result = await first.book.answer(pending.id, press('telegram:666', 'approve', 'Mallory'));
     expect(result).toMatchObject({ ok: false, reason: 'not_requester' });
 
     const { book } = await reopen(first.store);
     expect(await book.pendingFor(THREAD)).toEqual(pending);
     expect(await book.allPending()).toEqual([pending]);
     // The requester can still answer.
-    expect((await book.answer(pending.id, REQUESTER, 'deny', 'Alice')).ok).toBe(true);
+    expect((await book.answer(pending.id, press(REQUESTER, 'deny', 'Alice'))).ok).toBe(true);
+  });
+
+  it.each([
+    ['another chat', { channel: 'telegram', chatId: '43' }],
+    ['a topic of the same chat', { channel: 'telegram', chatId: '42', subId: '5' }],
+    ['the same chat id on another channel', { channel: 'discord', chatId: '42' }],
+  ])('refuses the requester\'s press from %s, telling nothing, and leaves the approval waiting', async (_where, elsewhere) => {
+    const first = await start();
+    const pending = approval();
+    await first.book.create(pending);
+
+    const result = await first.book.answer(pending.id, press(REQUESTER, 'approve', 'Alice', elsewhere));
+    expect(result).toEqual({ ok: false, reason: 'wrong_chat' });
+
+    const { book } = await reopen(first.store);
+    expect(await book.pendingFor(THREAD)).toEqual(pending);
+    // The same press in the approval's own chat still answers it.
+    expect((await book.answer(pending.id, press(REQUESTER, 'approve', 'Alice'))).ok).toBe(true);
+  });
+
+  it('refuses a press from another chat even after expiry, without ending the approval', async () => {
+    const pending = approval();
+    const first = await start(() => pending.expiresAt + 1);
+    await first.book.create(pending);
+
+    expect(await first.book.answer(pending.id, press(REQUESTER, 'approve', 'Alice', { channel: 'telegram', chatId: '43' }))).toEqual({ ok: false, reason: 'wrong_chat' });
+    const { book } = await reopen(first.store);
+    expect((await book.get(pending.id))?.status).toBe('pending');
   });
 
   it('uses an answer once: a second one is already_answered and changes nothing', async () => {
     const first = await start();
     const pending = approval();
     await first.book.create(pending);
-    await first.book.answer(pending.id, REQUESTER, 'approve', 'Alice');
+    await first.book.answer(pending.id, press(REQUESTER, 'approve', 'Alice'));
 
     const second = await reopen(first.store);
-    const again = await second.book.answer(pending.id, REQUESTER, 'deny', 'Alice');
+    const again = await second.book.answer(pending.id, press(REQUESTER, 'deny', 'Alice'));
     expect(again).toMatchObject({ ok: false, reason: 'already_answered' });
 
     const { book } = await reopen(second.store);
@@ -153,7 +188,7 @@ describe('ApprovalBook: answer', () => {
     const first = await start();
     const pending = approval();
     await first.book.create(pending);
-    await first.book.answer(pending.id, REQUESTER, 'deny', 'Alice');
+    await first.book.answer(pending.id, press(REQUESTER, 'deny', 'Alice'));
 
     const { book } = await reopen(first.store);
     expect((await book.get(pending.id))?.status).toBe('denied');
@@ -168,7 +203,7 @@ describe('ApprovalBook: answer', () => {
     const pending = approval({ allowAlways });
     await first.book.create(pending);
 
-    const result = await first.book.answer(pending.id, REQUESTER, 'always', 'Alice');
+    const result = await first.book.answer(pending.id, press(REQUESTER, 'always', 'Alice'));
     expect(result.ok && result.approval.status).toBe(status);
 
     const { book } = await reopen(first.store);
@@ -182,26 +217,26 @@ describe('ApprovalBook: answer', () => {
     await first.book.create(pending);
 
     clock = pending.expiresAt;
-    const result = await first.book.answer(pending.id, REQUESTER, 'approve', 'Alice');
+    const result = await first.book.answer(pending.id, press(REQUESTER, 'approve', 'Alice'));
     expect(result).toMatchObject({ ok: false, reason: 'expired' });
 
     const { book } = await reopen(first.store, () => clock);
     expect(await book.get(pending.id)).toMatchObject({ status: 'expired', decidedAt: pending.expiresAt });
     expect(await book.pendingFor(THREAD)).toBeUndefined();
     expect(await book.allPending()).toEqual([]);
-    expect(await book.answer(pending.id, REQUESTER, 'approve', 'Alice')).toMatchObject({ ok: false, reason: 'expired' });
+    expect(await book.answer(pending.id, press(REQUESTER, 'approve', 'Alice'))).toMatchObject({ ok: false, reason: 'expired' });
   });
 
   it('accepts an answer one millisecond before expiry', async () => {
     const pending = approval();
     const { book } = await start(() => pending.expiresAt - 1);
     await book.create(pending);
-    expect((await book.answer(pending.id, REQUESTER, 'approve', 'Alice')).ok).toBe(true);
+    expect((await book.answer(pending.id, press(REQUESTER, 'approve', 'Alice'))).ok).toBe(true);
   });
 
   it('answers unknown for an id it never saw', async () => {
     const { book } = await start();
-    expect(await book.answer('nope', REQUESTER, 'approve', 'Alice')).toEqual({ ok: false, reason: 'unknown' });
+    expect(await book.answer('nope', press(REQUESTER, 'approve', 'Alice'))).toEqual({ ok: false, reason: 'unknown' });
   });
 
   it('lets exactly one of two simultaneous answers win', async () => {
@@ -210,8 +245,8 @@ describe('ApprovalBook: answer', () => {
     await first.book.create(pending);
 
     const results = await Promise.all([
-      first.book.answer(pending.id, REQUESTER, 'approve', 'Alice'),
-      first.book.answer(pending.id, REQUESTER, 'deny', 'Alice'),
+      first.book.answer(pending.id, press(REQUESTER, 'approve', 'Alice')),
+      first.book.answer(pending.id, press(REQUESTER, 'deny', 'Alice')),
     ]);
     expect(results.filter((r) => r.ok)).toHaveLength(1);
     expect(results.find((r) => !r.ok)).toMatchObject({ reason: 'already_answered' });
@@ -219,6 +254,22 @@ describe('ApprovalBook: answer', () => {
     const winner = results.find((r) => r.ok)!;
     const { book } = await reopen(first.store);
     expect((await book.get(pending.id))?.status).toBe(winner.approval!.status);
+  });
+});
+
+describe('pressRefusal', () => {
+  const pending = approval({ chat: { channel: 'slack', chatId: 'C1', subId: '1700.1', kind: 'group', scope: 'slack:team:T1' }, userId: 'slack:U1' });
+  const here = { channel: 'slack', chatId: 'C1', subId: '1700.1' };
+
+  it.each([
+    ['the requester, here', 'slack:U1', here, undefined],
+    ['someone else, here', 'slack:U2', here, 'not_requester'],
+    ['the requester, in the channel outside the thread', 'slack:U1', { channel: 'slack', chatId: 'C1' }, 'wrong_chat'],
+    ['the requester, in another thread', 'slack:U1', { ...here, subId: '1700.2' }, 'wrong_chat'],
+    ['the requester, in another channel', 'slack:U1', { ...here, chatId: 'C2' }, 'wrong_chat'],
+    ['someone else, elsewhere', 'slack:U2', { ...here, chatId: 'C2' }, 'wrong_chat'],
+  ] as const)('%s', (_who, userId, chat, expected) => {
+    expect(pressRefusal(pending, { userId, chat })).toBe(expected);
   });
 });
 
@@ -244,7 +295,7 @@ describe('ApprovalBook: end', () => {
     await first.book.create(cancelled);
     await first.book.create(approved);
     await first.book.end(cancelled.id, 'cancelled');
-    await first.book.answer(approved.id, REQUESTER, 'approve', 'Alice');
+    await first.book.answer(approved.id, press(REQUESTER, 'approve', 'Alice'));
 
     const second = await reopen(first.store);
     expect(await second.book.end(cancelled.id, 'denied')).toBeUndefined();
@@ -300,7 +351,7 @@ describe('ApprovalBook: corrupt records', () => {
     const { book } = await reopen(second.store);
     await expect(book.get(pending.id)).resolves.toBeUndefined();
     await expect(book.pendingFor(THREAD)).resolves.toBeUndefined();
-    await expect(book.answer(pending.id, REQUESTER, 'approve', 'Alice')).resolves.toEqual({ ok: false, reason: 'unknown' });
+    await expect(book.answer(pending.id, press(REQUESTER, 'approve', 'Alice'))).resolves.toEqual({ ok: false, reason: 'unknown' });
     await expect(book.end(pending.id, 'expired')).resolves.toBeUndefined();
   });
 });
