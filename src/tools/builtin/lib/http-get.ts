@@ -11,7 +11,7 @@ import type { LookupFunction } from 'node:net';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import ipaddr from 'ipaddr.js';
 import { ToolError } from '../../../errors.js';
-import { bareHost, blockedRange, isAllowedHost, rangeLabel, type ResolvedAddress, type ResolveHost } from './address-policy.js';
+import { bareHost, blockedRange, carriedIpv4, isAllowedHost, rangeLabel, type ResolvedAddress, type ResolveHost } from './address-policy.js';
 
 /** Limits and policy of a fetch. */
 export interface HttpGetOptions {
@@ -80,7 +80,10 @@ async function checkedAddresses(url: URL, options: HttpGetOptions): Promise<Reso
 function refuseIfBlocked(url: URL, host: string, address: string): void {
   const range = blockedRange(address);
   if (!range) return;
-  const target = address === host ? host : `${host} (resolves to ${address})`;
+  // An IPv6 form of an IPv4 address is named with the IPv4 address it stands for.
+  const carried = carriedIpv4(address);
+  const shown = carried ? `${address}, carrying ${carried}` : address;
+  const target = address === host ? (carried ? `${host} (carrying ${carried})` : host) : `${host} (resolves to ${shown})`;
   throw new ToolError(
     `refusing to fetch ${url.origin}: ${target} is a ${rangeLabel(range, address)} address. ` +
       'Only public addresses can be fetched unless an administrator adds the host to tools.http.allowHosts.',
