@@ -45,14 +45,21 @@ export class Outbox {
 
   /** Shows an approval prompt. */
   sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage | undefined> {
-    const shown = { ...prompt, args: this.redact(prompt.args), summary: this.redact(prompt.summary) };
+    const shown = this.redactPrompt(prompt);
     return this.attempt('approval', chat, (channel) => channel.sendApproval(chat, shown));
   }
 
   /** Edits an approval prompt to show its outcome. */
   async resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
-    const shown = { ...prompt, args: this.redact(prompt.args), summary: this.redact(prompt.summary) };
+    const shown = this.redactPrompt(prompt);
     await this.attempt('resolve approval', message.chat, (channel) => channel.resolveApproval(message, shown, outcome));
+  }
+
+  /** The prompt with every text the model or a tool wrote redacted: arguments, summary and the model's reason. */
+  private redactPrompt(prompt: ApprovalPrompt): ApprovalPrompt {
+    const shown = { ...prompt, args: this.redact(prompt.args), summary: this.redact(prompt.summary) };
+    if (prompt.reason !== undefined) shown.reason = this.redact(prompt.reason);
+    return shown;
   }
 
   private async attempt<T>(what: string, chat: ChatAddress, call: (channel: Channel) => Promise<T>): Promise<T | undefined> {
