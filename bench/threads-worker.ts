@@ -110,9 +110,10 @@ for (const checkpoint of checkpoints) {
   await app.runtime.idle();
   // Background history writes (queued without waiting) finish shortly after the answers.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
-  // Reflect.get: the benchmark reports how many runners the runtime still holds (a private map).
+  // Reflect.get: what the runtime still holds per thread and per user (private), to explain growth.
   const runners = (Reflect.get(app.runtime, 'runners') as Map<string, unknown> | undefined)?.size;
-  results.push({ threads: checkpoint, ...(await settledMemory()), runners, seconds: (performance.now() - began) / 1000 });
+  const rateWindows = (Reflect.get(app.runtime, 'limiter') as { trackedUsers?: number } | undefined)?.trackedUsers;
+  results.push({ threads: checkpoint, ...(await settledMemory()), runners, rateWindows, seconds: (performance.now() - began) / 1000 });
 }
 await app.stop('bench over');
 rmSync(dir, { recursive: true, force: true });

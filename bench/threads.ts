@@ -17,6 +17,8 @@ interface Sample {
   heapUsedKb: number;
   externalKb: number;
   runners?: number;
+  /** Users whose inbound rate window the runtime keeps. */
+  rateWindows?: number;
   seconds: number;
 }
 
@@ -32,13 +34,14 @@ export async function runThreadsBench(checkpoints: number[] = [10_000, 100_000])
     const first = results[0]!;
     const mib = (kb: number) => kb / 1024;
     return [
-      { threads: 0, 'RSS (MiB)': mib(start.rssKb), 'heap used (MiB)': mib(start.heapUsedKb), 'RSS / RSS at first checkpoint': NaN, runners: 0, seconds: 0 },
+      { threads: 0, 'RSS (MiB)': mib(start.rssKb), 'heap used (MiB)': mib(start.heapUsedKb), 'RSS / RSS at first checkpoint': NaN, runners: 0, 'rate windows': 0, seconds: 0 },
       ...results.map((sample) => ({
         threads: sample.threads,
         'RSS (MiB)': mib(sample.rssKb),
         'heap used (MiB)': mib(sample.heapUsedKb),
         'RSS / RSS at first checkpoint': sample.rssKb / first.rssKb,
         runners: sample.runners ?? NaN,
+        'rate windows': sample.rateWindows ?? NaN,
         seconds: sample.seconds,
       })),
     ];
