@@ -21,7 +21,7 @@ export interface TelegramChannelOptions {
   networkRetryAttempts?: number;
   /** First pause after a network error; doubles each attempt. */
   networkRetryDelayMs?: number;
-  /** Pace outgoing messages per chat (@grammyjs/transformer-throttler, see pacing.ts). Off in tests: it spaces messages by a second. */
+  /** Pace outgoing messages within Telegram's limits (pacing.ts). Off in tests: it spaces messages by a second. */
   throttle?: boolean;
   /** Minimum time between two denied-access replies to one user. */
   deniedReplyIntervalMs?: number;
