@@ -44,6 +44,8 @@ export interface TurnState {
   presenter: TurnPresenter;
   /** The loop iteration running now (1-based), for /status. */
   iteration: number;
+  /** The sending of the turn's last message, awaited by the runner outside the turn slot. */
+  delivery?: Promise<void>;
   /** In a group, the platform id of the latest message the turn answers (the answer replies to it). */
   replyTo?: string;
 }

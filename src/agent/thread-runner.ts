@@ -54,6 +54,8 @@ export class ThreadRunner {
   /** Messages a /stop left unread; written to the history once the stopped turn has saved. */
   private readonly unread: InboundMessage[] = [];
   private scheduled = false;
+  /** The last turn's final message still being sent (it may wait for pacing, outside the slot). */
+  private delivery: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
   /** Set on shutdown: no new work starts. */
   private closed = false;
@@ -158,15 +160,29 @@ export class ThreadRunner {
   private schedule(): void {
     if (this.scheduled || this.closed) return;
     this.scheduled = true;
-    void this.context.slots.run(() => this.runNext()).finally(() => {
-      this.scheduled = false;
-      if (!this.closed && (this.queue.length || this.resumes.length)) {
-        this.schedule();
-        return;
-      }
-      for (const resolve of this.idleWaiters.splice(0)) resolve();
-      if (!this.closed) this.context.onIdle(this);
-    });
+    void this.context.slots
+      .run(() => this.runNext())
+      .then(() => this.delivered())
+      .finally(() => {
+        this.scheduled = false;
+        if (!this.closed && (this.queue.length || this.resumes.length)) {
+          this.schedule();
+          return;
+        }
+        for (const resolve of this.idleWaiters.splice(0)) resolve();
+        if (!this.closed) this.context.onIdle(this);
+      });
+  }
+
+  /** Waits until the last turn's final message is sent: the thread's next work comes after it. */
+  private async delivered(): Promise<void> {
+    const delivery = this.delivery;
+    this.delivery = undefined;
+    try {
+      await delivery;
+    } catch (error) {
+      this.services.log.error({ err: error, thread: this.key }, 'final message of a turn not delivered');
+    }
   }
 
   /** Runs one unit of work; the slot is released between turns so other threads get their turn. */
@@ -184,6 +200,7 @@ export class ThreadRunner {
       this.services.log.error({ err: error, thread: this.key }, 'thread runner failed');
     } finally {
       if (this.current.inject.length && !this.current.abort.signal.aborted) this.queue.unshift(...this.current.inject.splice(0));
+      this.delivery = this.active?.delivery;
       const unread = this.unread.splice(0);
       if (unread.length) await this.keepUnread(unread);
       this.active = undefined;

@@ -203,9 +203,13 @@ export class TurnEngine {
     const { record } = turn;
     record.turn = { ...(record.turn ?? openTurn(turn)), phase: 'delivering', answer: text };
     await this.save(turn, { wait: false });
-    await turn.presenter.finish(text, turn.replyTo);
-    delete record.turn;
-    await this.save(turn, { wait: false });
+    // The send may wait for the platform's pacing: the runner awaits it outside
+    // the turn slot, so other threads are not held up meanwhile.
+    turn.delivery = (async () => {
+      await turn.presenter.finish(text, turn.replyTo);
+      delete record.turn;
+      await this.save(turn, { wait: false });
+    })();
   }
 
   /** Ends the turn's journal, unless a shutdown stopped it: then it resumes after the restart. */

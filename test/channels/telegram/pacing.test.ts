@@ -213,4 +213,37 @@ describe('Telegram with per-chat pacing on (the production default)', () => {
       .map((text) => (text.includes('Running') ? 'status' : text.includes('Used') ? 'status rewritten' : text.includes('All done') ? 'answer' : text));
     expect(order).toEqual(['status', 'answer', 'status rewritten']);
   });
+
+  it('frees the turn slot while an answer waits for its chat\'s pacing: another chat is answered meanwhile', async () => {
+    fake = await startFakeTelegram();
+    llm = await startFakeLlm({
+      responder: (request) => {
+        const last = String(request.messages.at(-1)?.content ?? '');
+        return textReply(last === 'hi' ? 'Hello, Bob.' : `Alice ${last}`);
+      },
+    });
+    dir = mkdtempSync(join(tmpdir(), 'pincer-pacing-'));
+    const config = parseConfig({
+      dataDir: dir,
+      logLevel: 'silent',
+      terminal: { enabled: 'off' },
+      agent: { maxConcurrentTurns: 1 },
+      llm: { baseUrl: llm.url, apiKey: 'test', model: 'fake-model', maxRetries: 0 },
+      telegram: { token: fake.token, apiRoot: fake.apiRoot },
+    });
+    app = await createApp({ config });
+    await app.start();
+    const bob = { id: 4_242, is_bot: false, first_name: 'Bob' };
+    aliceWrites('one');
+    await waitFor(() => fake!.chatMessages(ALICE.id).some((m) => m.plainText === 'Alice one'), 10_000);
+    // Alice's second answer must wait about a second for her chat's pacing.
+    aliceWrites('two');
+    await waitFor(() => llm!.requests.some((r) => r.messages.at(-1)?.content === 'two'), 10_000);
+    fake.sendUserMessage({ chat: { id: bob.id, type: 'private', first_name: bob.first_name }, from: bob, text: 'hi' });
+    await waitFor(() => fake!.chatMessages(ALICE.id).some((m) => m.plainText === 'Alice two'), 10_000);
+    await waitFor(() => fake!.chatMessages(bob.id).length > 0, 10_000);
+    const sent = fake.calls.filter((call) => call.method === 'sendMessage').map((call) => String(call.payload.text));
+    // With the only slot held during pacing, Bob would be answered after Alice's second answer.
+    expect(sent.indexOf('Hello, Bob.')).toBeLessThan(sent.indexOf('Alice two'));
+  });
 });
