@@ -164,11 +164,13 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
 
   async executeToolCalls(calls: ToolCall[], content: string, ctx: LoopContext): Promise<BatchOutcome<PendingApproval>> {
     ctx.messages.push({ role: 'assistant', content: content || null, toolCalls: calls });
-    // The calls are journaled before any runs: after a crash they are reported
-    // to the model as interrupted instead of being run a second time.
-    const { record } = this.turn;
-    record.messages = ctx.messages.slice(1);
-    await this.services.history.save(record, { consumed: this.turn.consumed });
+    // A batch with side effects is journaled before any call runs: after a crash
+    // its calls are reported to the model as interrupted instead of being run a
+    // second time. Read-only calls may simply run again and cost no write.
+    if (calls.some((call) => this.services.registry.get(call.name)?.tool.readOnly === false)) {
+      this.turn.record.messages = ctx.messages.slice(1);
+      await this.services.history.save(this.turn.record, { consumed: this.turn.consumed });
+    }
     this.turn.presenter.toolsStarted(calls.map((call) => call.name));
     const results = await this.services.pipeline.runBatch(calls, this.toolContext(), {
       beforeStart: () => (this.turn.inject.length ? SKIPPED_FOR_NEW_MESSAGE : undefined),
