@@ -7,7 +7,10 @@ import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { ConfigSchema, type Config } from './schema.js';
+import { withoutPassword } from '../store/url.js';
+import { closestKey, knownKeysAt } from './keys.js';
+import { applyRenames } from './renamed.js';
+import { ConfigSchema, PLATFORM_LIST, PLATFORMS, type Config } from './schema.js';
 
 /** The environment variables pincer reads, mapped to their config keys. A public contract. */
 export const ENV_KEYS: Readonly<Record<string, string>> = {
@@ -35,6 +38,8 @@ const DEFAULT_CONFIG_PATH = 'config/pincer.yaml';
 export interface LoadedConfig {
   config: Config;
   file?: string;
+  /** Deprecation warnings for renamed keys, to log once the logger exists. */
+  warnings: string[];
 }
 
 /**
@@ -44,15 +49,31 @@ export interface LoadedConfig {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   const file = env.PINCER_CONFIG ?? (existsSync(DEFAULT_CONFIG_PATH) ? DEFAULT_CONFIG_PATH : undefined);
   const raw = file ? readConfigFile(file) : {};
+  const warnings = applyRenames(raw);
   applyEnvironment(raw, env);
-  return { config: parseConfig(raw), file };
+  const config = parseConfig(raw);
+  const unknown = unknownPlatforms(config);
+  if (unknown.length) throw new ConfigError(unknown);
+  return { config, file, warnings };
+}
+
+/** Owners and admins on a platform pincer has no channel for: they could never be recognised. */
+function unknownPlatforms(config: Config): string[] {
+  return (['owners', 'admins'] as const).flatMap((key) =>
+    config[key].flatMap((entry, index) => {
+      const platform = entry.slice(0, entry.indexOf(':'));
+      if ((PLATFORMS as readonly string[]).includes(platform)) return [];
+      const where = key === 'owners' ? `owners[${index}] (PINCER_OWNERS)` : `admins[${index}]`;
+      return [`${where}: unknown platform "${platform}"; expected platform:userId with platform ${PLATFORM_LIST} (e.g. telegram:42); got ${JSON.stringify(entry)}`];
+    }),
+  );
 }
 
 /** Validates a raw object against the schema, throwing a ConfigError that names each bad key. */
 export function parseConfig(raw: unknown): Config {
   const result = ConfigSchema.safeParse(raw);
   if (result.success) return result.data;
-  throw new ConfigError(result.error.issues.map((issue) => describeIssue(issue, raw)));
+  throw new ConfigError(result.error.issues.flatMap((issue) => describeIssue(issue, raw)));
 }
 
 function readConfigFile(file: string): Record<string, unknown> {
@@ -64,7 +85,8 @@ function readConfigFile(file: string): Record<string, unknown> {
   }
   let parsed: unknown;
   try {
-    parsed = extname(file) === '.json' ? JSON.parse(text) : parseYaml(text);
+    // Integers are read as bigint so that a Discord id past 2^53 keeps every digit.
+    parsed = extname(file) === '.json' ? JSON.parse(text) : exactIntegers(parseYaml(text, { intAsBigInt: true }));
   } catch (error) {
     throw new ConfigError([`${file}: not valid ${extname(file) === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`]);
   }
@@ -73,6 +95,16 @@ function readConfigFile(file: string): Record<string, unknown> {
     throw new ConfigError([`${file}: expected a mapping of keys at the top level`]);
   }
   return parsed as Record<string, unknown>;
+}
+
+/** Replaces each bigint: a safe one by its number, a larger one (only ever an id) by its exact decimal text. */
+function exactIntegers(value: unknown): unknown {
+  if (typeof value === 'bigint') return value >= Number.MIN_SAFE_INTEGER && value <= Number.MAX_SAFE_INTEGER ? Number(value) : value.toString();
+  if (Array.isArray(value)) return value.map(exactIntegers);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, exactIntegers(item)]));
+  }
+  return value;
 }
 
 function applyEnvironment(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
@@ -101,13 +133,29 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
   node[parts[parts.length - 1]!] = value;
 }
 
-function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string {
-  const key = issue.path.join('.') || '(root)';
-  const envName = Object.entries(ENV_KEYS).find(([, k]) => k === key)?.[0];
+function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string[] {
+  if (issue.code === 'unrecognized_keys') return issue.keys.map((key) => describeUnknownKey([...issue.path, key]));
+  const key = displayKey(issue.path);
+  const envName = Object.entries(ENV_KEYS).find(([, k]) => k === String(issue.path[0]) || k === issue.path.join('.'))?.[0];
   const value = valueAt(raw, issue.path);
-  const shown = /token|key|secret/i.test(key) ? '(hidden)' : JSON.stringify(value);
+  const shown = /token|key|secret/i.test(key) ? '(hidden)' : value === undefined ? undefined : withoutPassword(JSON.stringify(value));
   const where = envName ? `${key} (${envName})` : key;
-  return `${where}: ${issue.message}; got ${shown ?? 'nothing'}`;
+  return [`${where}: ${issue.message}; got ${shown ?? 'nothing'}`];
+}
+
+/** `telegarm: unknown key; did you mean "telegram"?` */
+function describeUnknownKey(path: PropertyKey[]): string {
+  const known = knownKeysAt(ConfigSchema, path.slice(0, -1));
+  const closest = closestKey(String(path.at(-1)), known);
+  const key = displayKey(path);
+  if (closest) return `${key}: unknown key; did you mean "${displayKey([...path.slice(0, -1), closest])}"?`;
+  return `${key}: unknown key; expected one of ${known.join(', ')}`;
+}
+
+/** `owners[0]`, `telegram.allowedUsers`. */
+function displayKey(path: readonly PropertyKey[]): string {
+  const shown = path.map((part) => (typeof part === 'number' ? `[${part}]` : `.${String(part)}`)).join('');
+  return shown.replace(/^\./, '') || '(root)';
 }
 
 function valueAt(raw: unknown, path: PropertyKey[]): unknown {

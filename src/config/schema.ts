@@ -1,21 +1,77 @@
 /**
  * The configuration schema: the single source of truth for every key, its
  * default and its meaning. `config/pincer.example.yaml` documents the same keys.
+ * Objects are strict: an unknown key is an error, never silently ignored.
  */
 import { z } from 'zod';
+import { STORE_SCHEMES } from '../store/url.js';
 
-const ids = z.array(z.string()).default([]);
+/** Platforms whose users can be named in `owners` and `admins`. */
+export const PLATFORMS = ['telegram', 'discord', 'slack', 'terminal'] as const;
+
+/** `telegram, discord, slack or terminal`, for messages. */
+export const PLATFORM_LIST = `${PLATFORMS.slice(0, -1).join(', ')} or ${PLATFORMS.at(-1)!}`;
+
+/**
+ * A platform id, kept as its exact decimal text. YAML numbers are welcome (the loader
+ * reads big integers exactly); a JSON number past 2^53 has already lost digits, so it
+ * is refused rather than silently matching nobody.
+ */
+const NOT_AN_ID = 'expected an id: text or a whole number';
+const id = z
+  .union(
+    [
+      z.string(),
+      z.number().int({
+        error: (issue) =>
+          Number.isInteger(issue.input) ? 'a number this large loses digits (exact only up to 9007199254740991); write the id in quotes' : NOT_AN_ID,
+      }),
+    ],
+    { error: NOT_AN_ID },
+  )
+  .transform(String);
+
+const ids = z.array(id).default([]);
+
+/**
+ * `platform:userId`, as in PINCER_OWNERS; a bare id is refused because it could be
+ * anyone's on another platform. Which platforms exist is checked by the loader
+ * (an embedding app may add channels of its own).
+ */
+const platformUser = id.refine((value) => /^[^:\s]+:\S+$/.test(value), {
+  error: (issue) => `expected platform:userId (e.g. telegram:${String(issue.input)}) with platform ${PLATFORM_LIST}`,
+});
+
+/**
+ * An http(s) URL. `new URL('localhost:8080/v1')` reads "localhost" as a scheme, so
+ * the scheme is checked explicitly, and a missing one is suggested.
+ */
+function httpUrl() {
+  return z.url({
+    protocol: /^https?$/,
+    error: (issue) => {
+      const value = String(issue.input);
+      const hint = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? '' : ` (did you mean "http://${value}"?)`;
+      return `expected an http:// or https:// URL${hint}`;
+    },
+  });
+}
+
+/** A store URL whose scheme the store supports. */
+const storeUrl = z.string().refine((value) => STORE_SCHEMES.some((scheme) => value.startsWith(`${scheme}://`)), {
+  message: 'unsupported store URL; expected sqlite://path, redis://host:port or postgres://user@host/db',
+});
 
 /** Price of a model in US dollars per million tokens. */
-export const PriceSchema = z.object({
+export const PriceSchema = z.strictObject({
   input: z.number().nonnegative(),
   output: z.number().nonnegative(),
   cachedInput: z.number().nonnegative().optional(),
 });
 
 /** The LLM endpoint (any OpenAI-compatible Chat Completions API). */
-export const LlmConfigSchema = z.object({
-  baseUrl: z.url().optional(),
+export const LlmConfigSchema = z.strictObject({
+  baseUrl: httpUrl().optional(),
   apiKey: z.string().optional(),
   model: z.string().min(1).optional(),
   maxTokens: z.number().int().positive().default(4096),
@@ -29,7 +85,7 @@ export const LlmConfigSchema = z.object({
 });
 
 /** The conversation runtime and the agentic loop. */
-export const AgentConfigSchema = z.object({
+export const AgentConfigSchema = z.strictObject({
   name: z.string().default('pincer'),
   systemPrompt: z.string().default(''),
   maxToolIterations: z.number().int().min(1).max(100).default(10),
@@ -51,18 +107,18 @@ export const AgentConfigSchema = z.object({
 });
 
 /** Built-in tools. */
-export const ToolsConfigSchema = z.object({
+export const ToolsConfigSchema = z.strictObject({
   workspaceDir: z.string().optional(),
   maxOutputChars: z.number().int().min(1000).default(30_000),
   http: z
-    .object({
-      allowHosts: ids,
+    .strictObject({
+      allowHosts: z.array(z.string()).default([]),
       maxBytes: z.number().int().positive().default(2_000_000),
       timeoutMs: z.number().int().positive().default(15_000),
     })
     .default({ allowHosts: [], maxBytes: 2_000_000, timeoutMs: 15_000 }),
   shell: z
-    .object({
+    .strictObject({
       enabled: z.boolean().default(false),
       timeoutMs: z.number().int().positive().default(30_000),
       maxOutputBytes: z.number().int().positive().default(200_000),
@@ -71,16 +127,15 @@ export const ToolsConfigSchema = z.object({
 });
 
 /** Telegram (grammY). */
-export const TelegramConfigSchema = z.object({
+export const TelegramConfigSchema = z.strictObject({
   token: z.string().optional(),
-  apiRoot: z
-    .url()
+  apiRoot: httpUrl()
     .refine((url) => !url.endsWith('/'), 'must not end with a slash')
     .optional(),
   mode: z.enum(['polling', 'webhook']).default('polling'),
   webhook: z
-    .object({
-      url: z.url().optional(),
+    .strictObject({
+      url: httpUrl().optional(),
       host: z.string().default('0.0.0.0'),
       port: z.number().int().min(0).max(65_535).default(8443),
       path: z.string().default('/telegram'),
@@ -93,9 +148,9 @@ export const TelegramConfigSchema = z.object({
 });
 
 /** Discord (discord.js). */
-export const DiscordConfigSchema = z.object({
+export const DiscordConfigSchema = z.strictObject({
   token: z.string().optional(),
-  apiUrl: z.url().optional(),
+  apiUrl: httpUrl().optional(),
   commandGuildIds: ids,
   allowedGuilds: ids,
   allowedChannels: ids,
@@ -104,11 +159,11 @@ export const DiscordConfigSchema = z.object({
 });
 
 /** Slack (Bolt). */
-export const SlackConfigSchema = z.object({
+export const SlackConfigSchema = z.strictObject({
   botToken: z.string().optional(),
   appToken: z.string().optional(),
   signingSecret: z.string().optional(),
-  apiUrl: z.url().optional(),
+  apiUrl: httpUrl().optional(),
   mode: z.enum(['socket', 'http']).default('socket'),
   port: z.number().int().min(0).max(65_535).default(3000),
   slashCommand: z.string().default('/pincer'),
@@ -122,17 +177,19 @@ export const SlackConfigSchema = z.object({
 });
 
 /** The whole configuration. */
-export const ConfigSchema = z.object({
+export const ConfigSchema = z.strictObject({
   dataDir: z.string().default('./data'),
-  storeUrl: z.string().optional(),
+  storeUrl: storeUrl.optional(),
+  // A store that does not answer must not hang the start forever.
+  storeConnectTimeoutMs: z.number().int().min(100).default(10_000),
   logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  owners: ids,
-  admins: ids,
+  owners: z.array(platformUser).default([]),
+  admins: z.array(platformUser).default([]),
   llm: LlmConfigSchema.default(LlmConfigSchema.parse({})),
   agent: AgentConfigSchema.default(AgentConfigSchema.parse({})),
   tools: ToolsConfigSchema.default(ToolsConfigSchema.parse({})),
   terminal: z
-    .object({ enabled: z.enum(['auto', 'on', 'off']).default('auto'), userName: z.string().default('owner') })
+    .strictObject({ enabled: z.enum(['auto', 'on', 'off']).default('auto'), userName: z.string().default('owner') })
     .default({ enabled: 'auto', userName: 'owner' }),
   telegram: TelegramConfigSchema.default(TelegramConfigSchema.parse({})),
   discord: DiscordConfigSchema.default(DiscordConfigSchema.parse({})),

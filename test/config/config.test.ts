@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { ENV_KEYS, loadConfig, parseConfig } from '../../src/config/load.js';
+import { applyRenames } from '../../src/config/renamed.js';
 import { ConfigSchema } from '../../src/config/schema.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -80,5 +81,119 @@ describe('configuration', () => {
 
   it('hides secret values in errors', () => {
     expect(() => parseConfig({ llm: { apiKey: 42 } })).toThrow(/\(hidden\)/);
+  });
+});
+
+/** The lines of the ConfigError thrown by `load`, or fails. */
+function configErrors(load: () => unknown): string[] {
+  try {
+    load();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).issues;
+  }
+  return expect.unreachable('no ConfigError was thrown');
+}
+
+function fileWith(name: string, text: string): string {
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+describe('configuration: unknown keys', () => {
+  it('stops at a misspelt section, naming it and the closest known key', () => {
+    const file = fileWith('typo-top.yaml', 'telegarm:\n  allowedUsers: [42]\n');
+    expect(configErrors(() => loadConfig({ PINCER_CONFIG: file }))).toEqual(['telegarm: unknown key; did you mean "telegram"?']);
+  });
+
+  it('stops at a misspelt nested key with its full path', () => {
+    const file = fileWith('typo-nested.yaml', 'telegram:\n  allowedUser: [42]\ntools:\n  shell:\n    enabeld: true\n');
+    expect(configErrors(() => loadConfig({ PINCER_CONFIG: file })).sort()).toEqual([
+      'telegram.allowedUser: unknown key; did you mean "telegram.allowedUsers"?',
+      'tools.shell.enabeld: unknown key; did you mean "tools.shell.enabled"?',
+    ]);
+  });
+
+  it('lists the known keys when nothing is close', () => {
+    const [line] = configErrors(() => parseConfig({ slack: { webhookSecret: 'x' } }));
+    expect(line).toMatch(/^slack\.webhookSecret: unknown key; expected one of botToken, appToken, signingSecret/);
+  });
+
+  it('accepts any model name under llm.prices, but not a misspelt price field', () => {
+    expect(parseConfig({ llm: { prices: { 'my-own/model:7b': { input: 1, output: 2 } } } }).llm.prices['my-own/model:7b']).toEqual({ input: 1, output: 2 });
+    expect(configErrors(() => parseConfig({ llm: { prices: { m: { input: 1, output: 2, cachedInptu: 1 } } } }))).toEqual([
+      'llm.prices.m.cachedInptu: unknown key; did you mean "llm.prices.m.cachedInput"?',
+    ]);
+  });
+
+  it('moves a renamed key to its new place with a deprecation warning', () => {
+    const raw: Record<string, unknown> = { telegram: { allowed: ['42'] } };
+    const warnings = applyRenames(raw, { 'telegram.allowed': 'telegram.allowedUsers' });
+    expect(warnings).toEqual(['config key telegram.allowed is deprecated; it now lives at telegram.allowedUsers']);
+    expect(parseConfig(raw).telegram.allowedUsers).toEqual(['42']);
+  });
+});
+
+describe('configuration: ids written as numbers', () => {
+  it('keeps YAML number ids exact, including Discord ids past 2^53 and negative chat ids', () => {
+    const file = fileWith(
+      'ids.yaml',
+      [
+        'telegram:',
+        '  allowedUsers: [12345]',
+        '  allowedChats: [-1001234567890]',
+        'discord:',
+        '  allowedGuilds: [123456789012345678901]',
+        '  commandGuildIds: [1234567890123456789]',
+        '  allowedUsers: ["987654321098765432"]',
+        'owners: [telegram:42, "discord:123456789012345678901"]',
+        'llm:',
+        '  maxTokens: 2048',
+        '',
+      ].join('\n'),
+    );
+    const { config } = loadConfig({ PINCER_CONFIG: file });
+    expect(config.telegram.allowedUsers).toEqual(['12345']);
+    expect(config.telegram.allowedChats).toEqual(['-1001234567890']);
+    expect(config.discord.allowedGuilds).toEqual(['123456789012345678901']);
+    expect(config.discord.commandGuildIds).toEqual(['1234567890123456789']);
+    expect(config.discord.allowedUsers).toEqual(['987654321098765432']);
+    expect(config.owners).toEqual(['telegram:42', 'discord:123456789012345678901']);
+    expect(config.llm.maxTokens).toBe(2048);
+  });
+
+  it('accepts small JSON number ids and refuses one that lost digits, asking to quote it', () => {
+    const fine = fileWith('ids.json', '{"telegram": {"allowedUsers": [12345], "allowedChats": [-100123]}}');
+    expect(loadConfig({ PINCER_CONFIG: fine }).config.telegram).toMatchObject({ allowedUsers: ['12345'], allowedChats: ['-100123'] });
+    const big = fileWith('big-ids.json', '{"discord": {"allowedGuilds": [123456789012345678901]}}');
+    const [line, ...rest] = configErrors(() => loadConfig({ PINCER_CONFIG: big }));
+    expect(rest).toEqual([]);
+    expect(line).toMatch(/^discord\.allowedGuilds\[0\]: .*loses digits.*write the id in quotes/);
+  });
+});
+
+describe('configuration: values that cannot work', () => {
+  it('asks for a scheme on an endpoint URL written without one', () => {
+    for (const value of ['127.0.0.1:11434/v1', 'localhost:8080/v1']) {
+      expect(configErrors(() => loadConfig({ OPENAI_BASE_URL: value }))).toEqual([
+        `llm.baseUrl (OPENAI_BASE_URL): expected an http:// or https:// URL (did you mean "http://${value}"?); got "${value}"`,
+      ]);
+    }
+  });
+
+  it('asks for platform:userId in PINCER_OWNERS', () => {
+    expect(configErrors(() => loadConfig({ PINCER_OWNERS: 'telegram:1,42' }))).toEqual([
+      'owners[1] (PINCER_OWNERS): expected platform:userId (e.g. telegram:42) with platform telegram, discord, slack or terminal; got "42"',
+    ]);
+    expect(configErrors(() => loadConfig({ PINCER_OWNERS: 'telegram:1,irc:7' }))).toEqual([
+      'owners[1] (PINCER_OWNERS): unknown platform "irc"; expected platform:userId with platform telegram, discord, slack or terminal (e.g. telegram:42); got "irc:7"',
+    ]);
+  });
+
+  it('names the supported store URLs for another scheme, without the password', () => {
+    expect(configErrors(() => loadConfig({ PINCER_STORE_URL: 'mysql://pincer:hunter2@db:3306/pincer' }))).toEqual([
+      'storeUrl (PINCER_STORE_URL): unsupported store URL; expected sqlite://path, redis://host:port or postgres://user@host/db; got "mysql://pincer:***@db:3306/pincer"',
+    ]);
   });
 });
