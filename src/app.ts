@@ -73,7 +73,7 @@ export function configuredSecrets(config: Config): string[] {
 export async function createApp(options: AppOptions): Promise<App> {
   const { config } = options;
   const log = options.log ?? silentLogger;
-  const store = options.store ?? (await Store.open({ url: config.storeUrl, dataDir: config.dataDir, log }));
+  const store = options.store ?? (await Store.open({ url: config.storeUrl, dataDir: config.dataDir, log, connectTimeoutMs: config.storeConnectTimeoutMs }));
   const secrets = configuredSecrets(config);
   const redactor = createRedactor(secrets);
 

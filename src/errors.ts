@@ -63,3 +63,15 @@ export class ChannelError extends Error {
     super(`${channel}: ${message}`, options);
   }
 }
+
+/** The store could not be opened (unreachable, refused, or too slow to answer). `url` has no password. */
+export class StoreError extends Error {
+  override readonly name = 'StoreError';
+  constructor(
+    readonly url: string,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

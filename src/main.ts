@@ -2,11 +2,12 @@
  * Entry point: load the configuration, build the app, start it, and shut it
  * down gracefully on SIGINT/SIGTERM, /shutdown, or when every channel ends.
  */
-import { configuredChannels, configuredSecrets, createApp, type ChannelFactory } from './app.js';
-import { loadConfig } from './config/load.js';
+import { configuredChannels, configuredSecrets, createApp, type App, type ChannelFactory } from './app.js';
+import { loadConfig, type LoadedConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
-import { ConfigError } from './errors.js';
-import { createLogger } from './log.js';
+import { ConfigError, StoreError } from './errors.js';
+import { createLogger, type Logger } from './log.js';
+import { Store } from './store/store.js';
 
 /** What to set to get going, printed when nothing is configured. */
 export const SETUP_HELP = `pincer needs a language model and at least one channel.
@@ -30,18 +31,34 @@ Other settings:
   PINCER_LOG_LEVEL   log level (default info)
 `;
 
+/**
+ * Signals are handled from the first moment: before the app exists a signal
+ * abandons the start (a store that does not answer must not make the process
+ * deaf), after that it asks the app to shut down; a second one exits at once.
+ */
+const startup = new AbortController();
+let app: App | undefined;
+let signals = 0;
+function onSignal(signal: NodeJS.Signals): void {
+  signals += 1;
+  if (signals > 1) process.exit(130);
+  if (app) void app.runtime.shutdown(signal);
+  else startup.abort(new Error(`stopped by ${signal} during start-up`));
+}
+process.on('SIGINT', () => onSignal('SIGINT'));
+process.on('SIGTERM', () => onSignal('SIGTERM'));
+
 async function main(): Promise<number> {
-  let config: Config;
+  let loaded: LoadedConfig;
   try {
-    config = loadConfig().config;
+    loaded = loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) {
-      process.stderr.write(`pincer: ${error.message}\n`);
-      return 78;
-    }
+    if (error instanceof ConfigError) return configFailure(error);
     throw error;
   }
+  const { config } = loaded;
   const log = createLogger({ level: config.logLevel, secrets: configuredSecrets(config) });
+  for (const warning of loaded.warnings) log.warn(warning);
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const channels = await configuredChannels(config);
   const useTerminal = config.terminal.enabled === 'on' || (config.terminal.enabled === 'auto' && interactive);
@@ -58,15 +75,27 @@ async function main(): Promise<number> {
     process.stderr.write(`pincer: no channel is configured and no terminal is attached.\n\n${SETUP_HELP}`);
     return 78;
   }
-  const app = await createApp({ config, log, channels });
-  let signals = 0;
-  const onSignal = (signal: string) => {
-    signals += 1;
-    if (signals > 1) process.exit(130);
-    void app.runtime.shutdown(signal);
-  };
-  process.on('SIGINT', () => onSignal('SIGINT'));
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  let store: Store;
+  try {
+    store = await Store.open({
+      url: config.storeUrl,
+      dataDir: config.dataDir,
+      log,
+      connectTimeoutMs: config.storeConnectTimeoutMs,
+      signal: startup.signal,
+    });
+  } catch (error) {
+    if (startup.signal.aborted) return stoppedDuringStartup(log);
+    if (!(error instanceof StoreError)) throw error;
+    process.stderr.write(`pincer: ${error.message}\n`);
+    return 1;
+  }
+  const built = await createApp({ config, log, channels, store });
+  if (startup.signal.aborted) {
+    await built.stop('stopped during start-up');
+    return stoppedDuringStartup(log);
+  }
+  app = built;
   try {
     await app.start();
   } catch (error) {
@@ -80,6 +109,18 @@ async function main(): Promise<number> {
   const reason = await app.runtime.done;
   await app.stop(reason);
   log.info({ reason }, 'stopped');
+  return 0;
+}
+
+/** One problem on one line; several as a list. */
+function configFailure(error: ConfigError): number {
+  const text = error.issues.length === 1 ? `invalid configuration: ${error.issues[0]!}` : error.message;
+  process.stderr.write(`pincer: ${text}\n`);
+  return 78;
+}
+
+function stoppedDuringStartup(log: Logger): number {
+  log.info({ reason: String(startup.signal.reason) }, 'stopped during start-up');
   return 0;
 }
 
@@ -97,13 +138,14 @@ async function run(): Promise<number> {
     return await main();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    process.stderr.write(`pincer: ${error.message}\n`);
-    return 78;
+    return configFailure(error);
   }
 }
 
 run().then(
   (code) => {
+    // An abandoned start may leave a connection attempt open that nothing else will close.
+    if (startup.signal.aborted && !app) process.exit(code);
     process.exitCode = code;
     setTimeout(() => process.exit(code), 2_000).unref();
   },

@@ -5,11 +5,15 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import Keyv from 'keyv';
+import Keyv, { type KeyvOptions } from 'keyv';
 import type { z } from 'zod';
+import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
+import { connectWithin, type Connection } from './connect.js';
 import { KeyedMutex } from './mutex.js';
+import { ensurePrivateDir, ensurePrivateFile, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenIfPresent } from './private-files.js';
+import { storeSchemeOf } from './url.js';
 
 /** The stored envelope around every record. */
 interface Envelope {
@@ -33,9 +37,17 @@ export interface Namespace<T> {
 export interface StoreOptions {
   /** `sqlite://path`, `redis://...`, `postgres://...`; default SQLite in `dataDir`. */
   url?: string;
+  /** The data folder; created (or tightened) to be readable by its owner only. */
   dataDir?: string;
   log?: Logger;
+  /** How long to wait for Redis or Postgres to answer (default 10 s). */
+  connectTimeoutMs?: number;
+  /** Gives up connecting at once (a shutdown during the start). */
+  signal?: AbortSignal;
 }
+
+/** Defaults of {@link StoreOptions}. */
+export const DEFAULT_STORE_OPTIONS = { connectTimeoutMs: 10_000 } as const satisfies Partial<StoreOptions>;
 
 /** The process's persistent store. */
 export class Store {
@@ -47,13 +59,22 @@ export class Store {
     private readonly log: Logger,
   ) {}
 
-  /** Opens the store named by `options.url` (default: SQLite under the data dir). */
+  /**
+   * Opens the store named by `options.url` (default: SQLite under the data dir).
+   *
+   * @throws ConfigError for an unsupported URL scheme
+   * @throws StoreError when Redis or Postgres cannot be reached within the time limit
+   */
   static async open(options: StoreOptions = {}): Promise<Store> {
     const log = options.log ?? silentLogger;
+    if (options.dataDir !== undefined) ensurePrivateDir(options.dataDir, log);
     const url = options.url ?? `sqlite://${join(options.dataDir ?? './data', 'pincer.sqlite')}`;
+    const limits = { timeoutMs: options.connectTimeoutMs ?? DEFAULT_STORE_OPTIONS.connectTimeoutMs, signal: options.signal };
+    const { adapter, connection } = await adapterFor(url, log, limits.timeoutMs);
+    if (connection) await connectWithin(url, connection, limits);
     // Records are plain JSON; the native serialiser is several times faster than keyv's default.
     const keyv = new Keyv({
-      store: await adapterFor(url),
+      store: adapter,
       namespace: 'pincer',
       useKeyPrefix: false,
       serialize: (data) => JSON.stringify(data),
@@ -129,31 +150,46 @@ export class Store {
   }
 }
 
-async function adapterFor(url: string) {
-  const scheme = url.slice(0, url.indexOf(':'));
+/** A keyv adapter, with how to connect it when it talks to a server. */
+interface Opened {
+  adapter: KeyvOptions['store'];
+  connection?: Connection;
+}
+
+async function adapterFor(url: string, log: Logger, connectTimeoutMs: number): Promise<Opened> {
+  const scheme = storeSchemeOf(url);
   switch (scheme) {
-    case 'sqlite': {
-      const { default: KeyvSqlite } = await import('@keyv/sqlite');
-      const path = resolve(url.replace(/^sqlite:\/\//, ''));
-      mkdirSync(dirname(path), { recursive: true });
-      const adapter = new KeyvSqlite({ uri: `sqlite://${path}`, busyTimeout: 10_000 });
-      // WAL with normal sync: a write is one append, not a full journal rewrite and two fsyncs;
-      // a power cut can lose the last moments, never corrupt the file.
-      await adapter.query('PRAGMA journal_mode = WAL');
-      await adapter.query('PRAGMA synchronous = NORMAL');
-      return adapter;
-    }
+    case 'sqlite':
+      return { adapter: await openSqlite(resolve(url.replace(/^sqlite:\/\//, '')), log) };
     case 'redis':
     case 'rediss': {
       const { default: KeyvRedis } = await import('@keyv/redis');
-      return new KeyvRedis(url);
+      const adapter = new KeyvRedis(url);
+      return { adapter, connection: { adapter, ready: () => adapter.getClient(), close: () => adapter.disconnect(true) } };
     }
     case 'postgres':
     case 'postgresql': {
       const { default: KeyvPostgres } = await import('@keyv/postgres');
-      return new KeyvPostgres({ uri: url });
+      // pg waits for a silent server forever unless told otherwise; the option reaches its pool.
+      const adapter = new KeyvPostgres({ uri: url, connectionTimeoutMillis: connectTimeoutMs } as ConstructorParameters<typeof KeyvPostgres>[0]);
+      return { adapter, connection: { adapter, ready: () => adapter.query('SELECT 1'), close: () => adapter.disconnect() } };
     }
     default:
-      throw new Error(`unsupported store URL scheme "${scheme}" (use sqlite://, redis:// or postgres://)`);
+      throw new ConfigError([`storeUrl (PINCER_STORE_URL): unsupported store URL scheme "${url.slice(0, Math.max(0, url.indexOf(':')))}"; expected sqlite://path, redis://host:port or postgres://user@host/db`]);
   }
+}
+
+async function openSqlite(path: string, log: Logger) {
+  const { default: KeyvSqlite } = await import('@keyv/sqlite');
+  // A folder made here is private; an existing one is the user's choice (the data folder was tightened above).
+  mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+  // Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the database's mode.
+  ensurePrivateFile(path, log);
+  for (const companion of ['-wal', '-shm', '-journal']) tightenIfPresent(path + companion, PRIVATE_FILE_MODE, log);
+  const adapter = new KeyvSqlite({ uri: `sqlite://${path}`, busyTimeout: 10_000 });
+  // WAL with normal sync: a write is one append, not a full journal rewrite and two fsyncs;
+  // a power cut can lose the last moments, never corrupt the file.
+  await adapter.query('PRAGMA journal_mode = WAL');
+  await adapter.query('PRAGMA synchronous = NORMAL');
+  return adapter;
 }

@@ -6,7 +6,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Tool } from '../types.js';
-import { displayPath, resolveForWrite, workspaceRoot } from './lib/workspace.js';
+import { displayPath, resolveForWrite, WORKSPACE_FILE_MODE, workspaceRoot } from './lib/workspace.js';
 
 const parameters = z.object({
   path: z.string().min(1).max(1024).describe('File relative to the workspace; missing folders are created'),
@@ -29,7 +29,8 @@ export function filesWriteTool(dir: string): Tool<typeof parameters> {
       const target = await resolveForWrite(root, path);
       // O_NOFOLLOW: a symlink planted between the check and the open is refused, not followed.
       const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (append ? constants.O_APPEND : constants.O_TRUNC);
-      const file = await open(target, flags, 0o644);
+      // A new file is 0600 whatever the umask; an existing one keeps the mode its owner gave it.
+      const file = await open(target, flags, WORKSPACE_FILE_MODE);
       try {
         await file.writeFile(content, 'utf8');
       } finally {

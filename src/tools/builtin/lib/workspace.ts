@@ -8,9 +8,17 @@ import { lstat, mkdir, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
 import { ToolError } from '../../../errors.js';
 
-/** The workspace root, created on first use, as a real path. */
+/** Folders made for the workspace are private: they hold whatever the model wrote or fetched. */
+export const WORKSPACE_DIR_MODE = 0o700;
+/** Files the tools create in the workspace are readable by the owner only. */
+export const WORKSPACE_FILE_MODE = 0o600;
+
+/**
+ * The workspace root, created (0700) on first use, as a real path. An existing
+ * folder keeps its permissions: a configured workspace may be the user's own folder.
+ */
 export async function workspaceRoot(dir: string): Promise<string> {
-  await mkdir(dir, { recursive: true });
+  await mkdir(dir, { recursive: true, mode: WORKSPACE_DIR_MODE });
   return realpath(dir);
 }
 
@@ -47,7 +55,7 @@ export async function resolveForWrite(root: string, path: string): Promise<strin
   if (target === root) throw new ToolError('a file name is needed, not the workspace folder itself.');
   const parent = dirname(target);
   assertInside(root, await realpath(await nearestExisting(parent)), path);
-  await mkdir(parent, { recursive: true });
+  await mkdir(parent, { recursive: true, mode: WORKSPACE_DIR_MODE });
   const realParent = await realpath(parent);
   assertInside(root, realParent, path);
   const finalPath = join(realParent, basename(target));
