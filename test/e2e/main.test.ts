@@ -3,22 +3,63 @@
  * sees when the environment is incomplete or wrong. No TTY is attached (stdin
  * is a pipe), as under a process manager.
  */
-import { createServer } from 'node:net';
+import { writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram/index.js';
 import { ensureBuilt } from './build.js';
-import { cleanUp, startPincer, waitUntil } from './pincer.js';
+import { cleanUp, startPincer, tempDir, waitUntil } from './pincer.js';
 
 const LLM = { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', PINCER_MODEL: 'fake-model' };
 
 let telegram: FakeTelegram | undefined;
+/** A server that accepts and stays silent. */
+interface BlackHole {
+  port: number;
+  /** Connections accepted so far. */
+  accepted(): number;
+  close(): Promise<void>;
+}
+
+let blackHole: BlackHole | undefined;
 
 beforeAll(() => ensureBuilt(), 130_000);
 afterEach(async () => {
   await cleanUp();
   await telegram?.close();
   telegram = undefined;
+  await blackHole?.close();
+  blackHole = undefined;
 });
+
+/** A local server that accepts connections and never says a word, like a host behind a dropping firewall. */
+async function startBlackHole(): Promise<BlackHole> {
+  const sockets = new Set<Socket>();
+  let accepted = 0;
+  const server: Server = createServer((socket) => {
+    accepted += 1;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    port,
+    accepted: () => accepted,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** A config file setting only the store's connect time limit. */
+function configWithConnectTimeout(ms: number): string {
+  const file = join(tempDir('pincer-e2e-config-'), 'pincer.yaml');
+  writeFileSync(file, `storeConnectTimeoutMs: ${ms}\n`);
+  return file;
+}
 
 /** A local port nothing listens on (connections are refused). */
 async function closedPort(): Promise<number> {
@@ -186,6 +227,98 @@ describe('start-up against a platform that refuses', () => {
     process.kill(pincer.pid, 'SIGTERM');
     const exit = await pincer.waitForExit(5_000);
     expect(exit.code, pincer.output()).toBe(0);
+    expect(pincer.stderr()).not.toContain('fatal');
+  });
+});
+
+describe('start-up with values that cannot work', () => {
+  const TELEGRAM = { TELEGRAM_BOT_TOKEN: '123456:AAFnot-a-real-token' };
+
+  it.each([
+    ['OPENAI_BASE_URL', '127.0.0.1:11434/v1', /^pincer: invalid configuration: llm\.baseUrl \(OPENAI_BASE_URL\): expected an http:\/\/ or https:\/\/ URL \(did you mean "http:\/\/127\.0\.0\.1:11434\/v1"\?\); got "127\.0\.0\.1:11434\/v1"$/],
+    ['OPENAI_BASE_URL', 'localhost:8080/v1', /^pincer: invalid configuration: llm\.baseUrl \(OPENAI_BASE_URL\): expected an http:\/\/ or https:\/\/ URL \(did you mean "http:\/\/localhost:8080\/v1"\?\)/],
+    ['PINCER_OWNERS', '42', /^pincer: invalid configuration: owners\[0\] \(PINCER_OWNERS\): expected platform:userId .*telegram, discord, slack or terminal; got "42"$/],
+    ['PINCER_OWNERS', 'irc:42', /^pincer: invalid configuration: owners\[0\] \(PINCER_OWNERS\): unknown platform "irc"; .*got "irc:42"$/],
+    ['PINCER_STORE_URL', 'mysql://pincer:hunter2@db:3306/pincer', /^pincer: invalid configuration: storeUrl \(PINCER_STORE_URL\): unsupported store URL; expected sqlite:\/\/path, redis:\/\/host:port or postgres:\/\/user@host\/db; got "mysql:\/\/pincer:\*\*\*@db:3306\/pincer"$/],
+  ])('%s=%s stops the start with one line naming the value and what is expected (exit 78)', async (name, value, line) => {
+    const pincer = startPincer({ ...LLM, ...TELEGRAM, [name]: value });
+    const exit = await pincer.waitForExit(5_000);
+    expect(exit.code, pincer.output()).toBe(78);
+    expect(pincer.stderr().trimEnd().split('\n'), pincer.output()).toEqual([expect.stringMatching(line)]);
+    expect(pincer.output()).not.toContain('hunter2');
+    expect(pincer.output()).not.toMatch(/\n\s+at /);
+  });
+
+  it('stops at a misspelt config key, naming its full path and the closest known key', async () => {
+    const file = join(tempDir('pincer-e2e-config-'), 'pincer.yaml');
+    writeFileSync(file, 'telegram:\n  allowedUser: [12345]\n');
+    const pincer = startPincer({ ...LLM, ...TELEGRAM, PINCER_CONFIG: file });
+    const exit = await pincer.waitForExit(5_000);
+    expect(exit.code, pincer.output()).toBe(78);
+    expect(pincer.stderr().trimEnd()).toBe('pincer: invalid configuration: telegram.allowedUser: unknown key; did you mean "telegram.allowedUsers"?');
+  });
+});
+
+describe('start-up against a store that does not answer', () => {
+  const TELEGRAM = { TELEGRAM_BOT_TOKEN: '123456:AAFnot-a-real-token' };
+
+  /** Starts against `url`, expects a non-zero exit within `boundMs` naming the URL without its password. */
+  async function expectStoreFailure(url: string, shown: string, boundMs: number, env: Record<string, string> = {}): Promise<number> {
+    const started = Date.now();
+    const pincer = startPincer({ ...LLM, ...TELEGRAM, PINCER_STORE_URL: url, ...env });
+    const exit = await pincer.waitForExit(boundMs + 3_000);
+    const took = Date.now() - started;
+    expect(exit.code, pincer.output()).not.toBe(0);
+    expect(exit.code, pincer.output()).not.toBeNull();
+    const line = pincer.stderr().split('\n').find((candidate) => candidate.startsWith('pincer: could not connect to the store'));
+    expect(line, pincer.output()).toContain(`could not connect to the store at ${shown}`);
+    expect(pincer.output()).not.toContain(':pw@');
+    expect(pincer.output()).not.toContain('s3cret');
+    expect(pincer.output()).not.toContain('pincer is running');
+    return took;
+  }
+
+  it('fails fast with the Postgres URL, password masked, when the port refuses', async () => {
+    const took = await expectStoreFailure('postgres://u:pw@127.0.0.1:1/db', 'postgres://u:***@127.0.0.1:1/db', 5_000);
+    expect(took).toBeLessThan(5_000);
+  });
+
+  it('gives up on a refusing Redis within the configured bound', async () => {
+    const took = await expectStoreFailure('redis://:s3cret@127.0.0.1:1', 'redis://:***@127.0.0.1:1 within 2 s', 2_000, {
+      PINCER_CONFIG: configWithConnectTimeout(2_000),
+    });
+    expect(took).toBeGreaterThanOrEqual(2_000);
+    expect(took).toBeLessThan(5_000);
+  });
+
+  it('gives up on a Redis that accepts and never answers within the configured bound', async () => {
+    blackHole = await startBlackHole();
+    const took = await expectStoreFailure(`redis://u:s3cret@127.0.0.1:${blackHole.port}`, `redis://u:***@127.0.0.1:${blackHole.port} within 2 s`, 2_000, {
+      PINCER_CONFIG: configWithConnectTimeout(2_000),
+    });
+    expect(took).toBeLessThan(5_000);
+  });
+
+  it('gives up on a Postgres that accepts and never answers within the default 10 s', async () => {
+    blackHole = await startBlackHole();
+    const took = await expectStoreFailure(`postgres://u:pw@127.0.0.1:${blackHole.port}/db`, `postgres://u:***@127.0.0.1:${blackHole.port}/db within 10 s`, 10_000);
+    expect(took).toBeGreaterThanOrEqual(10_000);
+    expect(took).toBeLessThan(13_000);
+  }, 20_000);
+
+  it.each(['postgres://u:pw@127.0.0.1:PORT/db', 'redis://u:pw@127.0.0.1:PORT'])('ends within 2 s on SIGTERM while connecting to %s', async (template) => {
+    blackHole = await startBlackHole();
+    const pincer = startPincer({ ...LLM, ...TELEGRAM, PINCER_STORE_URL: template.replace('PORT', String(blackHole.port)) });
+    // Wait until it is connecting: the black hole has accepted its connection.
+    const hole = blackHole;
+    await waitUntil(() => hole.accepted() > 0, 8_000, () => `a connection to the black hole\n${pincer.output()}`);
+    expect(pincer.running(), pincer.output()).toBe(true);
+    const signalled = Date.now();
+    process.kill(pincer.pid, 'SIGTERM');
+    const exit = await pincer.waitForExit(4_000);
+    expect(Date.now() - signalled, pincer.output()).toBeLessThan(2_000);
+    expect(exit.code, pincer.output()).toBe(0);
+    expect(pincer.output()).not.toContain(':pw@');
     expect(pincer.stderr()).not.toContain('fatal');
   });
 });

@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { Logger } from '../../src/log.js';
 import { Store } from '../../src/store/store.js';
 
 const root = mkdtempSync(join(tmpdir(), 'pincer-at-rest-'));
@@ -25,7 +26,7 @@ afterAll(() => {
 
 const modeOf = (path: string) => statSync(path).mode & 0o777;
 
-function capturingLogger(): { log: pino.Logger; lines: () => Array<Record<string, unknown>> } {
+function capturingLogger(): { log: Logger; lines: () => Array<Record<string, unknown>> } {
   const chunks: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
