@@ -323,6 +323,7 @@ function stoppedBy(turn: TurnState): TurnStopped['reason'] | undefined {
 /** The short, honest message a person sees when a turn fails; details stay in the logs. */
 export function failureMessage(error: unknown): string {
   if (error instanceof LlmError) {
+    if (error.status === 404) return 'Sorry, I cannot reach the language model: its endpoint answered 404 (not found). The bot owner needs to check that the base URL ends in /v1 and that the model name exists there.';
     switch (error.kind) {
       case 'rate_limit':
         return 'Sorry, the language model is rate-limiting me right now and retries did not help. Please try again in a minute.';

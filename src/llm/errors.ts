@@ -13,6 +13,8 @@ export interface AttemptOutcome {
   /** The per-attempt deadline passed. */
   timedOut: boolean;
   timeoutMs: number;
+  /** The URL the request went to, without credentials, for errors that depend on it (404). */
+  endpoint?: string;
 }
 
 /**
@@ -34,14 +36,14 @@ export function toLlmError(error: unknown, outcome: AttemptOutcome): LlmError {
   if (error instanceof APIConnectionError) {
     return new LlmError(`could not reach the LLM endpoint: ${describeCause(error)}`, 'connection', true, undefined, { cause: error });
   }
-  if (error instanceof APIError) return fromApiError(error);
+  if (error instanceof APIError) return fromApiError(error, outcome.endpoint);
   if (isStreamBreak(error)) {
     return new LlmError(`the LLM response stream broke: ${messageOf(error)}`, 'connection', true, undefined, { cause: error });
   }
   return new LlmError(`LLM request failed: ${messageOf(error)}`, 'other', false, undefined, { cause: error });
 }
 
-function fromApiError(error: APIError): LlmError {
+function fromApiError(error: APIError, endpoint: string | undefined): LlmError {
   const status = error.status;
   const detail = upstreamMessage(error);
   const options = { cause: error };
@@ -60,9 +62,30 @@ function fromApiError(error: APIError): LlmError {
     const retryable = error.code !== 'insufficient_quota';
     return new LlmError(`the LLM endpoint is rate limiting requests (429): ${detail}`, 'rate_limit', retryable, status, options);
   }
+  if (status === 404) return notFound(error, detail, endpoint);
   if (status === 408) return new LlmError(`the LLM endpoint timed out (408): ${detail}`, 'timeout', true, status, options);
   if (status >= 500) return new LlmError(`the LLM server failed (${status}): ${detail}`, 'server', true, status, options);
   return new LlmError(`the LLM endpoint rejected the request (${status}): ${detail}`, 'bad_request', false, status, options);
+}
+
+/**
+ * A 404 is either a model the server does not have (OpenAI, Ollama say so) or,
+ * far more often, a base URL missing its `/v1`, so that no chat completions
+ * live where the request went.
+ */
+function notFound(error: APIError, detail: string, endpoint: string | undefined): LlmError {
+  const options = { cause: error };
+  if (error.code === 'model_not_found' || /\bmodel\b.*(not found|does not exist)/i.test(detail)) {
+    return new LlmError(`the LLM endpoint does not have the model (404): ${detail}; check PINCER_MODEL (llm.model)`, 'bad_request', false, 404, options);
+  }
+  const where = endpoint ? ` at ${endpoint}` : '';
+  return new LlmError(
+    `the LLM endpoint has no chat completions${where} (404: ${detail}); check that the base URL (OPENAI_BASE_URL, llm.baseUrl) ends in /v1, e.g. http://127.0.0.1:11434/v1`,
+    'bad_request',
+    false,
+    404,
+    options,
+  );
 }
 
 function isContextLength(error: APIError): boolean {

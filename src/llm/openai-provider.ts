@@ -142,7 +142,8 @@ export class OpenAiProvider implements LlmProvider {
     try {
       return await run(deadline.signal);
     } catch (error) {
-      throw toLlmError(error, { aborted: deadline.aborted, timedOut: deadline.timedOut, timeoutMs: this.settings.timeoutMs });
+      const endpoint = endpointOf(this.client.baseURL);
+      throw toLlmError(error, { aborted: deadline.aborted, timedOut: deadline.timedOut, timeoutMs: this.settings.timeoutMs, endpoint });
     } finally {
       deadline.dispose();
     }
@@ -178,5 +179,18 @@ export class OpenAiProvider implements LlmProvider {
       { model: this.model, retry, maxRetries, delayMs, kind: error.kind, status: error.status },
       `LLM call failed, retrying: ${error.message}`,
     );
+  }
+}
+
+/** The chat-completions URL under `baseUrl`, without user, password or query (which may hold a key). */
+function endpointOf(baseUrl: string): string {
+  try {
+    const url = new URL(`${baseUrl.replace(/\/+$/, '')}/chat/completions`);
+    url.username = '';
+    url.password = '';
+    url.search = '';
+    return url.toString();
+  } catch {
+    return '(the configured base URL)';
   }
 }

@@ -268,10 +268,10 @@ describe('OpenAiProvider: failures and retries', () => {
   });
 
   it('fails fast on other client errors with the server message', async () => {
-    fake.enqueue(errorReply(404, { message: 'The model `gpt-9` does not exist', type: 'invalid_request_error', code: 'model_not_found' }));
+    fake.enqueue(errorReply(422, { message: "Invalid value for 'temperature'", type: 'invalid_request_error', code: 'invalid_value' }));
     const error = await failure(provider().complete(ask()));
-    expect(error).toMatchObject({ kind: 'bad_request', retryable: false, status: 404 });
-    expect(error.message).toBe('the LLM endpoint rejected the request (404): The model `gpt-9` does not exist');
+    expect(error).toMatchObject({ kind: 'bad_request', retryable: false, status: 422 });
+    expect(error.message).toBe("the LLM endpoint rejected the request (422): Invalid value for 'temperature'");
     expect(fake.served).toBe(1);
   });
 
