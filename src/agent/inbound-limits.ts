@@ -11,9 +11,18 @@ export interface Refusal {
 /** The rate window: messages of the last minute count. */
 const WINDOW_MS = 60_000;
 
+/** How often users whose window has emptied are forgotten. */
+const SWEEP_EVERY_MS = 10_000;
+
+/**
+ * A user's messages of the last minute: one time, or several oldest first.
+ * Most users send one message in a minute; a bare number keeps them small.
+ */
+type Window = number | number[];
+
 /** A sliding-window rate limit per user, kept in memory for the users of the last minute only. */
 export class InboundLimiter {
-  private readonly windows = new Map<string, number[]>();
+  private readonly windows = new Map<string, Window>();
   private readonly warned = new Map<string, number>();
   private lastSweep: number;
 
@@ -44,7 +53,8 @@ export class InboundLimiter {
     }
     const now = this.now();
     this.sweep(now);
-    const recent = (this.windows.get(userId) ?? []).filter((time) => now - time < WINDOW_MS);
+    const stored = this.windows.get(userId);
+    const recent = (stored === undefined ? [] : typeof stored === 'number' ? [stored] : stored).filter((time) => now - time < WINDOW_MS);
     if (recent.length >= this.perMinute) {
       this.windows.set(userId, recent);
       const wait = Math.ceil((WINDOW_MS - (now - recent[0]!)) / 1000);
@@ -54,15 +64,18 @@ export class InboundLimiter {
       return { refusal: { text: `You are sending messages faster than ${this.perMinute} a minute, so this one was not processed. Please wait ${wait} s and send it again.` }, notify };
     }
     recent.push(now);
-    this.windows.set(userId, recent);
+    this.windows.set(userId, recent.length === 1 ? now : recent);
     return undefined;
   }
 
-  /** Forgets users whose window is empty, once a window at most: the maps hold the last minute's users, not everyone ever seen. */
+  /** Forgets users whose window has emptied: the maps hold the last minute's users, not everyone ever seen. */
   private sweep(now: number): void {
-    if (now - this.lastSweep < WINDOW_MS) return;
+    if (now - this.lastSweep < SWEEP_EVERY_MS) return;
     this.lastSweep = now;
-    for (const [userId, times] of this.windows) if (now - times[times.length - 1]! >= WINDOW_MS) this.windows.delete(userId);
+    for (const [userId, window] of this.windows) {
+      const last = typeof window === 'number' ? window : window[window.length - 1]!;
+      if (now - last >= WINDOW_MS) this.windows.delete(userId);
+    }
     for (const [userId, time] of this.warned) if (now - time >= WINDOW_MS) this.warned.delete(userId);
   }
 }

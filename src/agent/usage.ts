@@ -37,8 +37,8 @@ export class UsageLedger {
   private readonly cache = new Map<string, Promise<UsageTotals>>();
   private readonly dirty = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
-  /** Records between reading their totals and marking them changed: no eviction then. */
-  private recording = 0;
+  /** Totals being changed right now (between their read and the change), never evicted. */
+  private readonly inUse = new Map<string, number>();
 
   constructor(store: Store, private readonly now: () => number = Date.now) {
     this.days = store.namespace('usage', UsageTotalsSchema, 1);
@@ -47,14 +47,17 @@ export class UsageLedger {
   /** Records one model call for a user (qualified id). */
   async record(userId: string, response: LlmResponse): Promise<void> {
     const day = dayOf(this.now());
-    this.recording += 1;
-    try {
-      for (const key of [`user:${userId}:${day}`, `total:${day}`]) {
+    for (const key of [`user:${userId}:${day}`, `total:${day}`]) {
+      // Kept in memory from the read to the change: an eviction in between would lose it.
+      this.inUse.set(key, (this.inUse.get(key) ?? 0) + 1);
+      try {
         addUsage(await this.totals(key), response);
         this.dirty.add(key);
+      } finally {
+        const left = this.inUse.get(key)! - 1;
+        if (left) this.inUse.set(key, left);
+        else this.inUse.delete(key);
       }
-    } finally {
-      this.recording -= 1;
     }
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS).unref();
   }
@@ -80,10 +83,9 @@ export class UsageLedger {
     this.dirty.clear();
     await Promise.all(keys.map(async (key) => this.days.set(key, await this.totals(key))));
     const today = dayOf(this.now());
-    if (this.recording > 0) return;
     let excess = this.cache.size - CACHE_SIZE;
     for (const key of this.cache.keys()) {
-      if (this.dirty.has(key)) continue;
+      if (this.dirty.has(key) || this.inUse.has(key)) continue;
       if (!key.endsWith(today) || excess > 0) {
         this.cache.delete(key);
         excess -= 1;

@@ -9,6 +9,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import { startFakeLlm, textReply, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { UsageLedger } from '../../src/agent/usage.js';
+import { Store } from '../../src/store/store.js';
 import { TestPlatform, testDm } from '../support/test-channel.js';
 
 let cleanup: (() => Promise<void>) | undefined;
@@ -55,5 +57,23 @@ describe('usage', () => {
     const answers = calls - summaries;
     const expectedCost = (answers * (100 * 1 + 10 * 2) + summaries * (1000 * 1 + 100 * 2)) / 1_000_000;
     expect((await app.services.usage.userToday('test:cy')).costUsd).toBeCloseTo(expectedCost, 10);
+  });
+
+  it('keeps only a bounded number of written totals in memory, and reads an evicted one back exactly', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pincer-usage-'));
+    const store = await Store.open({ dataDir: dir });
+    cleanup = async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    };
+    const ledger = new UsageLedger(store);
+    const response = { content: '', toolCalls: [], finishReason: 'stop' as const, usage: { inputTokens: 10, outputTokens: 1, cachedTokens: 0 }, costUsd: 0.01, model: 'm' };
+    for (let user = 0; user < 6_000; user++) await ledger.record(`test:u${user}`, response);
+    await ledger.record('test:u0', response);
+    await ledger.flush();
+    expect(Reflect.get(ledger, 'cache').size).toBeLessThanOrEqual(5_000);
+    expect((await ledger.userToday('test:u0')).calls).toBe(2);
+    expect((await ledger.userToday('test:u1')).calls).toBe(1);
+    expect((await ledger.totalToday()).calls).toBe(6_001);
   });
 });
