@@ -2,37 +2,23 @@
  * /stop stops the turn and starts nothing new, but loses nothing: messages sent
  * during the turn stay in the conversation and are read with the next message.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
-import { startFakeLlm, textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { scenarioTools, ToolLog } from '../scenarios/tools.js';
-import { TestPlatform, testDm } from '../support/test-channel.js';
+import { startAppRig, type AppRig } from '../support/app-rig.js';
+import { testDm } from '../support/test-channel.js';
 
-let cleanup: (() => Promise<void>) | undefined;
+let rig: AppRig | undefined;
 afterEach(async () => {
-  await cleanup?.();
-  cleanup = undefined;
+  await rig?.close();
+  rig = undefined;
 });
 
 const userTexts = (request: FakeLlmRequest) => request.messages.filter((m) => m.role === 'user').map((m) => String(m.content));
 
 async function start(responder: (request: FakeLlmRequest) => FakeLlmEntry, log: ToolLog) {
-  const dir = mkdtempSync(join(tmpdir(), 'pincer-stop-'));
-  const llm = await startFakeLlm({ responder });
-  const platform = new TestPlatform();
-  const config = parseConfig({ dataDir: dir, llm: { baseUrl: llm.url, model: 'fake-model', maxRetries: 0, stream: false } });
-  const app = await createApp({ config, tools: scenarioTools(log), channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
-  await app.start();
-  cleanup = async () => {
-    await app.stop('test over');
-    await llm.close();
-    rmSync(dir, { recursive: true, force: true });
-  };
-  return { app, llm, platform };
+  rig = await startAppRig({ responder, tools: scenarioTools(log) });
+  return rig;
 }
 
 describe('/stop', () => {

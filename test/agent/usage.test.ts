@@ -6,12 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
-import { startFakeLlm, textReply, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { textReply, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { startAppRig } from '../support/app-rig.js';
 import { UsageLedger } from '../../src/agent/usage.js';
 import { Store } from '../../src/store/store.js';
-import { TestPlatform, testDm } from '../support/test-channel.js';
+import { testDm } from '../support/test-channel.js';
 
 let cleanup: (() => Promise<void>) | undefined;
 afterEach(async () => {
@@ -23,23 +22,12 @@ const isSummaryRequest = (request: FakeLlmRequest) => String(request.messages[0]
 
 describe('usage', () => {
   it('counts compaction summary requests in /usage and in the cost that the daily limit reads', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pincer-usage-'));
-    const llm = await startFakeLlm({
+    const rig = await startAppRig({
       responder: (request) => (isSummaryRequest(request) ? textReply('They talked about filler.', { usage: { prompt_tokens: 1000, completion_tokens: 100 } }) : textReply('ok', { usage: { prompt_tokens: 100, completion_tokens: 10 } })),
+      config: { llm: { prices: { 'fake-model': { input: 1, output: 2 } } }, agent: { maxContextTokens: 1000, keepRecentMessages: 2 } },
     });
-    const platform = new TestPlatform();
-    const config = parseConfig({
-      dataDir: dir,
-      llm: { baseUrl: llm.url, model: 'fake-model', maxRetries: 0, stream: false, prices: { 'fake-model': { input: 1, output: 2 } } },
-      agent: { maxContextTokens: 1000, keepRecentMessages: 2 },
-    });
-    const app = await createApp({ config, channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
-    await app.start();
-    cleanup = async () => {
-      await app.stop('test over');
-      await llm.close();
-      rmSync(dir, { recursive: true, force: true });
-    };
+    cleanup = () => rig.close();
+    const { app, llm, platform } = rig;
     const user = { id: 'cy', name: 'Cy' };
     const chat = testDm(user.id);
     for (let i = 0; i < 4; i++) {
