@@ -7,7 +7,8 @@
 import type { Channel, ChatInfo, InboundApprovalAnswer, InboundCommand, InboundEvent, InboundMessage } from '../channels/types.js';
 import { qualifiedUserId, threadKeyOf } from '../channels/types.js';
 import { ChannelError } from '../errors.js';
-import { promptOf, type PendingApproval } from './approvals.js';
+import { showApprovalOutcome } from './approval-outcome.js';
+import type { PendingApproval } from './approvals.js';
 import { canonicalCommand, CommandHandler } from './commands.js';
 import { toQueued } from './inbox.js';
 import { InboundLimiter } from './inbound-limits.js';
@@ -15,7 +16,7 @@ import { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
 import { ThreadRunner, type RunnerContext, type StopResult } from './thread-runner.js';
 import type { TurnJournal } from './turn-journal.js';
-import { outcomeOf, TurnEngine } from './turn.js';
+import { TurnEngine } from './turn.js';
 
 /** Texts shown to the presser of an approval button. */
 const PRESS_NOTICES = {
@@ -287,7 +288,7 @@ export class Runtime {
     const runner = this.runnerFor(approval.threadKey, approval.chat);
     runner.resume(approval, approval.status === 'denied' ? { kind: 'denied' } : { kind: 'approved', always: approval.status === 'always' });
     await this.notify(event, approval.status === 'denied' ? 'Denied.' : 'Approved.');
-    await this.showOutcome(approval);
+    await showApprovalOutcome(this.services, approval);
   }
 
   /** A private notice to the presser; cosmetic, so a failure is only logged. */
@@ -319,16 +320,7 @@ export class Runtime {
 
   private async expired(approval: PendingApproval): Promise<void> {
     this.runnerFor(approval.threadKey, approval.chat).resume(approval, { kind: 'expired' });
-    await this.showOutcome(approval);
-  }
-
-  private async showOutcome(approval: PendingApproval): Promise<void> {
-    try {
-      const shown = await this.services.approvals.promptLocation(approval);
-      if (shown) await this.services.outbox.resolveApproval(shown, promptOf(approval), outcomeOf(approval));
-    } catch (error) {
-      this.services.log.warn({ err: error, thread: approval.threadKey }, 'approval prompt not updated');
-    }
+    await showApprovalOutcome(this.services, approval);
   }
 
   private async stopThread(key: string, byName: string): Promise<StopResult> {
@@ -338,7 +330,7 @@ export class Runtime {
     const ended = await this.services.approvals.end(pending.id, 'cancelled', byName);
     if (!ended) return result;
     this.disarmExpiry(ended.id);
-    await this.showOutcome(ended);
+    await showApprovalOutcome(this.services, ended);
     await this.services.history.update(key, ended.chat, (record) => TurnEngine.cancelResults(record, ended));
     return { ...result, hadWork: true };
   }

@@ -8,7 +8,8 @@
  */
 import type { ChatInfo, InboundMessage, Sender } from '../channels/types.js';
 import { qualifiedUserId } from '../channels/types.js';
-import { promptOf, type PendingApproval } from './approvals.js';
+import { showApprovalOutcome } from './approval-outcome.js';
+import type { PendingApproval } from './approvals.js';
 import type { TurnState } from './chat-delegate.js';
 import type { OpenTurn, QueuedMessage } from './history.js';
 import { fromQueued, inboxId, toQueued } from './inbox.js';
@@ -18,7 +19,7 @@ import type { FairSemaphore } from './semaphore.js';
 import { TurnStopped, type StopReason } from './turn-stopped.js';
 import type { AgentServices } from './services.js';
 import type { TurnJournal } from './turn-journal.js';
-import { outcomeOf, TurnEngine, type ApprovalResumption } from './turn.js';
+import { TurnEngine, type ApprovalResumption } from './turn.js';
 
 /** Work queued for the thread. */
 type Work =
@@ -216,7 +217,7 @@ export class ThreadRunner {
       // A new message while an approval waits counts as Deny and continues the turn with it.
       const ended = await this.services.approvals.end(pending.id, 'denied', last.sender.name);
       if (ended) {
-        await this.showOutcome(ended);
+        await showApprovalOutcome(this.services, ended);
         await this.runResume(ended, { kind: 'superseded', messages }, last.sender);
         return;
       }
@@ -265,10 +266,5 @@ export class ThreadRunner {
     };
     this.active = turn;
     return turn;
-  }
-
-  private async showOutcome(approval: PendingApproval): Promise<void> {
-    const shown = await this.services.approvals.promptLocation(approval);
-    if (shown) await this.services.outbox.resolveApproval(shown, promptOf(approval), outcomeOf(approval));
   }
 }

@@ -3,7 +3,7 @@
  * approval) to the final message the person sees. Every outcome ends with a
  * message: the answer, a short honest note, or an approval prompt.
  */
-import type { ApprovalOutcome, InboundMessage } from '../channels/types.js';
+import type { InboundMessage } from '../channels/types.js';
 import { LlmError } from '../errors.js';
 import type { ChatMessage, ToolCall } from '../llm/types.js';
 import { ApprovalBook, promptOf, type PendingApproval } from './approvals.js';
@@ -340,10 +340,4 @@ export function failureMessage(error: unknown): string {
     }
   }
   return 'Sorry, something went wrong on my side while answering. Please try again.';
-}
-
-/** The outcome view of an approval status, for editing the prompt. */
-export function outcomeOf(approval: PendingApproval): ApprovalOutcome {
-  const decision = approval.status === 'pending' ? 'cancelled' : approval.status;
-  return approval.decidedBy ? { decision, by: approval.decidedBy } : { decision };
 }
