@@ -18,7 +18,7 @@ import { inboxId } from './inbox.js';
 import { userMessagesFor } from './inbound-format.js';
 import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from './loop.js';
 import type { TurnPresenter } from './presenter.js';
-import { finalizeReply } from './reasoning.js';
+import type { FinalizedReply } from './reasoning.js';
 import type { AgentServices } from './services.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { addUsage } from './usage.js';
@@ -141,11 +141,13 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
       raw = await this.request(ctx);
     }
     await this.recordUsage(raw);
-    const known = ctx.forceText ? [] : ctx.tools.map((tool) => tool.name);
-    const { response, anomaly } = finalizeReply(this.withinRounds(raw), known);
+    // The rounds are judged on the calls the model made; the loop cleans the reply afterwards.
+    return this.withinRounds(raw);
+  }
+
+  async onReply({ response, anomaly }: FinalizedReply): Promise<void> {
     if (anomaly) this.services.log.warn({ thread: this.turn.record.key, anomaly }, 'model reply replaced by a fallback');
-    if (response.toolCalls.length) await presenter.endReplyWithTools();
-    return response;
+    if (response.toolCalls.length) await this.turn.presenter.endReplyWithTools();
   }
 
   /**

@@ -14,6 +14,7 @@ import {
 import { RepeatedBatchTracker } from './guards/repeated-batches.js';
 import { cutRepetition, findRepetition } from './guards/repeated-text.js';
 import { signalsToolIntent, TOOL_INTENT_NUDGE } from './guards/tool-intent.js';
+import { finalizeReply, type FinalizedReply } from './reasoning.js';
 
 /** The answer when the model calls tools after being told to answer in text, and writes nothing else. */
 export const FORCED_TEXT_FALLBACK = 'I could not finish this with the steps I am allowed to take. Tell me how to narrow it down and I will try again.';
@@ -64,8 +65,13 @@ export interface LoopDelegate<P = unknown> {
   checkSignals?(ctx: LoopContext): Promise<LoopSignal> | LoopSignal;
   /** Before each model call: refresh tools, enforce a cost ceiling, add a nudge. An outcome ends the loop. */
   beforeLlmCall?(ctx: LoopContext, iteration: number): Promise<LoopOutcome<P> | undefined> | LoopOutcome<P> | undefined;
-  /** Calls the model (cleaned reply, tool calls recovered from text). Throws LlmError on failure. */
+  /** Calls the model and returns its reply as it came: the loop cleans it. Throws LlmError on failure. */
   callLlm(ctx: LoopContext, iteration: number): Promise<LlmResponse>;
+  /**
+   * Observes the cleaned reply before the loop acts on it: its tool calls include
+   * those recovered from text, and `anomaly` says when a fallback sentence replaced it.
+   */
+  onReply?(reply: FinalizedReply, ctx: LoopContext): Promise<void> | void;
   /** A text reply that is not a nudged tool intent. */
   handleTextResponse(text: string, response: LlmResponse, ctx: LoopContext): Promise<TextAction<P>> | TextAction<P>;
   /** Runs a batch of tool calls and appends the assistant message and the results to `ctx.messages`. */
@@ -152,7 +158,7 @@ async function runIteration<P>(
   const early = await delegate.beforeLlmCall?.(ctx, iteration);
   if (early) return early;
 
-  let response = await delegate.callLlm(ctx, iteration);
+  let response = await callModel(delegate, ctx, iteration);
   if (delegate.isStopped?.()) return { type: 'stopped' };
   if (ctx.forceText && response.toolCalls.length) {
     // No tools were offered; calls made anyway are not run.
@@ -160,6 +166,19 @@ async function runIteration<P>(
   }
   if (response.toolCalls.length === 0) return handleText(delegate, ctx, settings, guards, response);
   return handleToolCalls(delegate, ctx, settings, guards, response);
+}
+
+/**
+ * Calls the model and cleans its reply, so that no consumer acts on raw output:
+ * reasoning and stray tool tags go, calls written as text for an offered tool
+ * become real calls, and an empty reply becomes the fallback sentence.
+ */
+async function callModel<P>(delegate: LoopDelegate<P>, ctx: LoopContext, iteration: number): Promise<LlmResponse> {
+  const raw = await delegate.callLlm(ctx, iteration);
+  const offered = ctx.forceText ? [] : ctx.tools.map((tool) => tool.name);
+  const reply = finalizeReply(raw, offered);
+  await delegate.onReply?.(reply, ctx);
+  return reply.response;
 }
 
 async function handleText<P>(

@@ -24,7 +24,8 @@ export interface FinalizedReply {
 }
 
 /**
- * Prepares a model reply for the loop.
+ * Prepares a model reply for the loop, which applies it to every reply a
+ * delegate's `callLlm` returns; `knownToolNames` are the tools that call offered.
  * - With structured tool calls: the accompanying text is cleaned, nothing else changes.
  * - With calls written as text for known tools: they become the reply's tool calls,
  *   the finish reason becomes `tool_calls` and the remaining text is cleaned.

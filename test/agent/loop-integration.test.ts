@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { REPEATED_FAILURE_NOTICE, TRUNCATED_CALLS_NOTICE } from '../../src/agent/guards/notices.js';
 import { TOOL_INTENT_NUDGE } from '../../src/agent/guards/tool-intent.js';
 import { runAgenticLoop, type BatchOutcome, type LoopContext, type LoopDelegate, type TextAction } from '../../src/agent/loop.js';
-import { EMPTY_REPLY_FALLBACK, finalizeReply } from '../../src/agent/reasoning.js';
+import { EMPTY_REPLY_FALLBACK } from '../../src/agent/reasoning.js';
 import { LlmConfigSchema } from '../../src/config/schema.js';
 import { LlmError } from '../../src/errors.js';
 import { OpenAiProvider } from '../../src/llm/openai-provider.js';
@@ -40,7 +40,7 @@ class ToolBox {
   }
 }
 
-/** A chat-like delegate over the real provider: text replies are the answer. */
+/** A chat-like delegate over the real provider: text replies are the answer; the loop cleans them. */
 class ProviderDelegate implements LoopDelegate<never> {
   constructor(
     private readonly provider: OpenAiProvider,
@@ -49,13 +49,11 @@ class ProviderDelegate implements LoopDelegate<never> {
   ) {}
 
   async callLlm(ctx: LoopContext): Promise<LlmResponse> {
-    const raw = await this.provider.complete({
+    return this.provider.complete({
       messages: ctx.messages,
       ...(ctx.forceText ? {} : { tools: ctx.tools }),
       ...(this.onTextDelta ? { onTextDelta: this.onTextDelta } : {}),
     });
-    const known = ctx.forceText ? [] : ctx.tools.map((tool) => tool.name);
-    return finalizeReply(raw, known).response;
   }
 
   handleTextResponse(text: string): TextAction<never> {
