@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import { withoutPassword } from '../store/url.js';
 import { closestKey, knownKeysAt } from './keys.js';
-import { applyRenames } from './renamed.js';
+import { applyRenames, dropRetired } from './renamed.js';
 import { ConfigSchema, PLATFORM_LIST, PLATFORMS, type Config } from './schema.js';
 
 /** The environment variables pincer reads, mapped to their config keys. A public contract. */
@@ -38,7 +38,7 @@ const DEFAULT_CONFIG_PATH = 'config/pincer.yaml';
 export interface LoadedConfig {
   config: Config;
   file?: string;
-  /** Deprecation warnings for renamed keys, to log once the logger exists. */
+  /** Warnings for renamed and retired keys, to log once the logger exists. */
   warnings: string[];
 }
 
@@ -49,7 +49,7 @@ export interface LoadedConfig {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   const file = env.PINCER_CONFIG ?? (existsSync(DEFAULT_CONFIG_PATH) ? DEFAULT_CONFIG_PATH : undefined);
   const raw = file ? readConfigFile(file) : {};
-  const warnings = applyRenames(raw);
+  const warnings = [...applyRenames(raw), ...dropRetired(raw)];
   applyEnvironment(raw, env);
   const config = parseConfig(raw);
   const unknown = unknownPlatforms(config);

@@ -2,7 +2,8 @@
  * Config keys are a public contract: a key that is renamed or moved keeps
  * working, with a deprecation warning naming its new place. Add a line to
  * {@link RENAMED_KEYS} when a key moves; the old key is then accepted, not
- * reported as unknown.
+ * reported as unknown. A key removed for good goes to {@link RETIRED_KEYS}:
+ * a file that still sets it starts, with a warning that it has no effect.
  */
 
 /** Old key path to new key path, e.g. `'llm.prices': 'models.prices'`. None has moved yet. */
@@ -21,6 +22,21 @@ export function applyRenames(raw: Record<string, unknown>, renamed: Readonly<Rec
     warnings.push(`config key ${from} is deprecated; it now lives at ${to}`);
   }
   return warnings;
+}
+
+/** Key path of a removed key to why it has no effect; the key is accepted and ignored. */
+export const RETIRED_KEYS: Readonly<Record<string, string>> = {
+  'agent.maxIterations': 'it was never read; agent.maxToolIterations caps the tool rounds of a turn',
+};
+
+/**
+ * Removes every retired key of `raw` (in place) and returns one warning per key
+ * found, so that an older config file still starts.
+ */
+export function dropRetired(raw: Record<string, unknown>, retired: Readonly<Record<string, string>> = RETIRED_KEYS): string[] {
+  return Object.entries(retired).flatMap(([key, why]) =>
+    take(raw, key.split('.')).present ? [`config key ${key} has no effect and can be removed: ${why}`] : [],
+  );
 }
 
 function take(raw: Record<string, unknown>, path: string[]): { present: boolean; value?: unknown } {

@@ -89,7 +89,6 @@ export const AgentConfigSchema = z.strictObject({
   name: z.string().default('pincer'),
   systemPrompt: z.string().default(''),
   maxToolIterations: z.number().int().min(1).max(100).default(10),
-  maxIterations: z.number().int().min(1).max(500).default(50),
   maxToolIntentNudges: z.number().int().min(0).max(10).default(2),
   maxConcurrentTurns: z.number().int().min(1).max(10_000).default(16),
   maxContextTokens: z.number().int().min(1000).default(32_000),

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import { ENV_KEYS, loadConfig, parseConfig } from '../../src/config/load.js';
-import { applyRenames } from '../../src/config/renamed.js';
+import { applyRenames, dropRetired } from '../../src/config/renamed.js';
 import { ConfigSchema } from '../../src/config/schema.js';
 import { ConfigError } from '../../src/errors.js';
 
@@ -132,6 +132,22 @@ describe('configuration: unknown keys', () => {
     const warnings = applyRenames(raw, { 'telegram.allowed': 'telegram.allowedUsers' });
     expect(warnings).toEqual(['config key telegram.allowed is deprecated; it now lives at telegram.allowedUsers']);
     expect(parseConfig(raw).telegram.allowedUsers).toEqual(['42']);
+  });
+
+  it('starts with a warning when a file sets a retired key', () => {
+    const file = fileWith('retired.yaml', 'agent:\n  maxIterations: 50\n  maxToolIterations: 7\n');
+    const { config, warnings } = loadConfig({ PINCER_CONFIG: file });
+    expect(config.agent.maxToolIterations).toBe(7);
+    expect(config.agent).not.toHaveProperty('maxIterations');
+    expect(warnings).toEqual([expect.stringMatching(/^config key agent\.maxIterations has no effect and can be removed: /)]);
+  });
+
+  it('drops only the retired keys it is given, leaving their neighbours', () => {
+    const raw: Record<string, unknown> = { tools: { shell: { old: 1, enabled: true } } };
+    expect(dropRetired(raw, { 'tools.shell.old': 'never read', 'tools.web.gone': 'never read' })).toEqual([
+      'config key tools.shell.old has no effect and can be removed: never read',
+    ]);
+    expect(raw).toEqual({ tools: { shell: { enabled: true } } });
   });
 });
 
