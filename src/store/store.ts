@@ -116,11 +116,6 @@ export class Store {
     };
   }
 
-  /** Runs `work` with no other `exclusive` call on the same key running (within this process). */
-  exclusive<T>(key: string, work: () => Promise<T>): Promise<T> {
-    return this.mutex.run(`exclusive:${key}`, work);
-  }
-
   /** Closes the connection; pending writes complete first. */
   async close(): Promise<void> {
     await this.mutex.idle();
