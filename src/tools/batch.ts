@@ -5,7 +5,7 @@
  */
 import pLimit from 'p-limit';
 import type { ToolCall } from '../llm/types.js';
-import type { PipelineCore } from './pipeline.js';
+import type { PipelineCore } from './pipeline-core.js';
 import type { CallResult, RunOptions, ToolContext } from './types.js';
 
 /** Runs `calls` through `core` as one batch. */

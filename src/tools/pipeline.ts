@@ -21,7 +21,8 @@ import { createAuditLog, type AuditLog } from './audit.js';
 import { runBatch } from './batch.js';
 import type { PermissionStore } from './permissions.js';
 import type { PolicyStore } from './policy.js';
-import type { RegisteredTool, ToolRegistry } from './registry.js';
+import type { PipelineCore, PreparedCall } from './pipeline-core.js';
+import type { ToolRegistry } from './registry.js';
 import { approvalRequest, requirementFor } from './stages/approval-request.js';
 import { executeTool } from './stages/execute.js';
 import { runBeforeHooks, type BeforeToolHook } from './stages/hooks.js';
@@ -46,21 +47,6 @@ export interface ToolPipelineDeps {
   now?: () => number;
   /** Where audit records go; by default an audit log in `store`. */
   audit?: AuditLog;
-}
-
-/** A call that passed the deciding stages and may run. */
-export interface PreparedCall {
-  call: ToolCall;
-  entry: RegisteredTool;
-  params: Params;
-  started: number;
-}
-
-/** The two phases of the pipeline, shared with the batch runner. */
-export interface PipelineCore {
-  prepare(call: ToolCall, ctx: ToolContext, options: RunOptions): Promise<PreparedCall | CallResult>;
-  runPrepared(prepared: PreparedCall, ctx: ToolContext, options: RunOptions): Promise<CallResult>;
-  concurrency: number;
 }
 
 /** Characters of arguments kept in an audit record. */
