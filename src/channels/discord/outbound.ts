@@ -1,7 +1,7 @@
 /**
  * Sending, editing and deleting the bot's messages. One logical message may be
- * several Discord messages (parts); edits change the parts that differ, send
- * extra ones and delete the surplus.
+ * several Discord messages (parts), sent and edited by ../multipart.ts with the
+ * Discord operations given here.
  */
 import type {
   APIActionRowComponent,
@@ -12,6 +12,7 @@ import type {
 } from 'discord.js';
 import { ChannelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { editParts, sendParts, ShownParts, type PartOperations, type PartPosition } from '../multipart.js';
 import type { ChatAddress, SentMessage } from '../types.js';
 import { toChannelError } from './failure.js';
 import { EMPTY_TEXT } from './render.js';
@@ -27,12 +28,10 @@ export interface PartOptions {
   lastComponents?: ButtonRows;
 }
 
-/** Remembered part contents, so that streaming edits skip parts that did not change. */
-const REMEMBERED_PARTS = 1000;
-
 /** Message I/O over the discord.js REST client. */
 export class DiscordOutbound {
-  private readonly contents = new Map<string, string>();
+  /** What recent parts show, so that streaming edits skip parts that did not change. */
+  private readonly shown = new ShownParts();
 
   constructor(
     private readonly client: Client,
@@ -41,30 +40,14 @@ export class DiscordOutbound {
 
   /** Sends the parts in order and returns their ids. */
   async send(chat: ChatAddress, parts: readonly string[], options: PartOptions = {}): Promise<SentMessage> {
-    const channel = await this.channelOf(chat);
-    const ids: string[] = [];
-    for (const [index, content] of parts.entries()) {
-      const isLast = index === parts.length - 1;
-      const create: MessageCreateOptions = { content, allowedMentions: { parse: [], repliedUser: false } };
-      if (index === 0 && options.replyTo) create.reply = { messageReference: options.replyTo, failIfNotExists: false };
-      if (isLast && options.lastComponents) create.components = options.lastComponents;
-      ids.push(await this.create(channel, chat, create));
-    }
-    return { chat: addressOf(chat), ids };
+    const ops = this.partsIn(chat, await this.channelOf(chat), options);
+    return { chat: addressOf(chat), ids: await sendParts(parts, ops) };
   }
 
-  /** Replaces the text of a sent message with `parts`. */
+  /** Replaces the text of a sent message with `parts`, as {@link editParts} says. */
   async edit(message: SentMessage, parts: readonly string[], options: PartOptions = {}): Promise<SentMessage> {
-    const channel = await this.channelOf(message.chat);
-    const kept = message.ids.slice(0, parts.length);
-    for (const [index, id] of kept.entries()) {
-      const components = index === parts.length - 1 ? options.lastComponents : undefined;
-      await this.update(channel, id, parts[index]!, components);
-    }
-    const extra = parts.slice(kept.length);
-    const added = extra.length ? (await this.send(message.chat, extra, { lastComponents: options.lastComponents })).ids : [];
-    for (const id of message.ids.slice(parts.length)) await this.remove(channel, id);
-    return { chat: addressOf(message.chat), ids: [...kept, ...added] };
+    const ops = this.partsIn(message.chat, await this.channelOf(message.chat), { lastComponents: options.lastComponents });
+    return { chat: addressOf(message.chat), ids: await editParts(message.ids, parts, ops) };
   }
 
   /** Shows "pincer is typing…" for about ten seconds. */
@@ -77,34 +60,46 @@ export class DiscordOutbound {
     }
   }
 
+  /** The operations on the parts of one reply in `channel`; buttons go under the last part. */
+  private partsIn(chat: ChatAddress, channel: SendableChannels, options: PartOptions): PartOperations<string> {
+    const componentsAt = (at: PartPosition) => (at.last ? options.lastComponents : undefined);
+    return {
+      send: (content, at) => {
+        const create: MessageCreateOptions = { content, allowedMentions: { parse: [], repliedUser: false } };
+        if (at.index === 0 && options.replyTo) create.reply = { messageReference: options.replyTo, failIfNotExists: false };
+        const components = componentsAt(at);
+        if (components) create.components = components;
+        return this.create(channel, chat, create);
+      },
+      edit: async (id, content, at) => {
+        await this.update(channel, id, content, componentsAt(at));
+        return id;
+      },
+      delete: async (id) => {
+        await channel.messages.delete(id);
+      },
+      blank: (id) => this.update(channel, id, EMPTY_TEXT, []),
+      cache: { shown: this.shown, key: (id) => id, text: (content) => content, alwaysEdit: (at) => componentsAt(at) !== undefined },
+      onRefused: (id, step, error) => {
+        const message = step === 'delete' ? 'could not delete a surplus part; blanking it' : 'could not blank a surplus part; leaving it';
+        this.log.warn({ err: error, messageId: id }, message);
+      },
+    };
+  }
+
   private async create(channel: SendableChannels, chat: ChatAddress, options: MessageCreateOptions): Promise<string> {
     try {
-      const sent = await channel.send(options);
-      this.remember(sent.id, options.content ?? '');
-      return sent.id;
+      return (await channel.send(options)).id;
     } catch (error) {
       throw toChannelError(error, `send to ${chat.chatId}`);
     }
   }
 
   private async update(channel: SendableChannels, id: string, content: string, components?: ButtonRows): Promise<void> {
-    if (!components && this.contents.get(id) === content) return;
     try {
       await channel.messages.edit(id, { content, ...(components ? { components } : {}), allowedMentions: { parse: [] } });
-      this.remember(id, content);
     } catch (error) {
       throw toChannelError(error, `edit ${id}`);
-    }
-  }
-
-  /** Deletes a surplus part; when that is refused, blanks it instead. */
-  private async remove(channel: SendableChannels, id: string): Promise<void> {
-    this.contents.delete(id);
-    try {
-      await channel.messages.delete(id);
-    } catch (error) {
-      this.log.warn({ err: error, messageId: id }, 'could not delete a surplus part; blanking it');
-      await this.update(channel, id, EMPTY_TEXT, []);
     }
   }
 
@@ -117,11 +112,6 @@ export class DiscordOutbound {
     }
     if (!channel?.isSendable()) throw new ChannelError('discord', `channel ${chat.chatId} is not a text channel`);
     return channel;
-  }
-
-  private remember(id: string, content: string): void {
-    this.contents.set(id, content);
-    if (this.contents.size > REMEMBERED_PARTS) this.contents.delete(this.contents.keys().next().value as string);
   }
 }
 

@@ -1,22 +1,21 @@
 /**
  * Where a reply leaves for Slack: each part of a rendered answer is its own
  * message (mrkdwn `text` as the fallback plus one section block), posted in the
- * conversation's thread when it has one. Edits update parts in place, post the
- * parts an answer grew, and blank the parts it no longer needs.
+ * conversation's thread when it has one. Sends and edits go through
+ * ../multipart.ts with the Slack operations given here.
  */
 import { approvalPromptText, approvalResolvedText } from '../approval-text.js';
+import { editParts, sendParts, ShownParts, type PartOperations } from '../multipart.js';
 import type { ApprovalOutcome, ApprovalPrompt, ChatAddress, SentMessage } from '../types.js';
 import { approvalActionsBlock, BLANK, sectionBlock } from './blocks.js';
 import { SLACK } from './chat.js';
 import type { SlackFormatter } from './format.js';
-import type { SlackWebApi } from './web-api.js';
-
-const REMEMBERED_PARTS = 2_000;
+import { toChannelError, type SlackWebApi } from './web-api.js';
 
 /** Posts and edits the bot's messages. */
 export class SlackOutbox {
   /** Last text of recent parts, so that an edit skips the parts it does not change. */
-  private readonly shown = new Map<string, string>();
+  private readonly shown = new ShownParts();
 
   constructor(
     private readonly api: SlackWebApi,
@@ -26,22 +25,13 @@ export class SlackOutbox {
   /** Posts `markdown` as one or more messages, in order. */
   async send(chat: ChatAddress, markdown: string): Promise<SentMessage> {
     const address = addressOf(chat);
-    const ids: string[] = [];
-    for (const part of this.formatter.parts(markdown)) ids.push(await this.post(address, part));
-    return { chat: address, ids };
+    return { chat: address, ids: await sendParts(this.formatter.parts(markdown), this.partsIn(address)) };
   }
 
-  /** Replaces the text of a sent message: changed parts updated, new parts posted, surplus parts blanked. */
+  /** Replaces the text of a sent message, as {@link editParts} says. */
   async edit(message: SentMessage, markdown: string): Promise<SentMessage> {
-    const parts = this.formatter.parts(markdown);
-    const ids = [...message.ids];
-    for (const [index, part] of parts.entries()) {
-      const ts = ids[index];
-      if (ts) await this.update(message.chat, ts, part);
-      else ids.push(await this.post(message.chat, part));
-    }
-    for (const ts of ids.slice(parts.length)) await this.update(message.chat, ts, BLANK);
-    return { chat: addressOf(message.chat), ids };
+    const address = addressOf(message.chat);
+    return { chat: address, ids: await editParts(message.ids, this.formatter.parts(markdown), this.partsIn(address)) };
   }
 
   /** Posts an approval prompt: its text and the Approve / Always allow / Deny buttons. */
@@ -65,31 +55,29 @@ export class SlackOutbox {
     await this.api.update(message.chat.chatId, ts, text, [sectionBlock(text)]);
   }
 
-  private async post(chat: ChatAddress, part: string): Promise<string> {
-    const ts = await this.api.postMessage({ channel: chat.chatId, text: part, blocks: [sectionBlock(part)], threadTs: chat.subId });
-    this.remember(chat, ts, part);
-    return ts;
-  }
-
-  private async update(chat: ChatAddress, ts: string, part: string): Promise<void> {
-    if (this.shown.get(partKey(chat, ts)) === part) return;
-    await this.api.update(chat.chatId, ts, part, [sectionBlock(part)]);
-    this.remember(chat, ts, part);
-  }
-
-  private remember(chat: ChatAddress, ts: string, part: string): void {
-    const key = partKey(chat, ts);
-    this.shown.delete(key);
-    this.shown.set(key, part);
-    if (this.shown.size > REMEMBERED_PARTS) this.shown.delete(this.shown.keys().next().value!);
+  /** The operations on the parts of one reply in `chat`; a `ts` is unique only within its conversation. */
+  private partsIn(chat: ChatAddress): PartOperations<string> {
+    const update = (ts: string, part: string) => this.api.update(chat.chatId, ts, part, [sectionBlock(part)]);
+    return {
+      send: (part) => this.api.postMessage({ channel: chat.chatId, text: part, blocks: [sectionBlock(part)], threadTs: chat.subId }),
+      edit: async (ts, part) => {
+        await update(ts, part);
+        return ts;
+      },
+      delete: async (ts) => {
+        try {
+          await this.api.client.chat.delete({ channel: chat.chatId, ts });
+        } catch (error) {
+          throw toChannelError('chat.delete', error);
+        }
+      },
+      blank: (ts) => update(ts, BLANK),
+      cache: { shown: this.shown, key: (ts) => `${chat.chatId}:${ts}`, text: (part) => part },
+    };
   }
 }
 
 /** A clean copy of an address, always on this channel. */
 function addressOf(chat: ChatAddress): ChatAddress {
   return chat.subId ? { channel: SLACK, chatId: chat.chatId, subId: chat.subId } : { channel: SLACK, chatId: chat.chatId };
-}
-
-function partKey(chat: ChatAddress, ts: string): string {
-  return `${chat.chatId}:${ts}`;
 }

@@ -7,6 +7,7 @@
 import type { Api } from 'grammy';
 import type { InlineKeyboardMarkup, LinkPreviewOptions } from 'grammy/types';
 import type { Logger } from '../../log.js';
+import { editParts, sendParts, type PartOperations, type PartPosition } from '../multipart.js';
 import type { ChatAddress, SentMessage } from '../types.js';
 import { targetOf } from './chat.js';
 import { describeError, isMissingMessage, isNotModified, isParseError, toChannelError } from './errors.js';
@@ -45,39 +46,13 @@ export class Outbound {
 
   /** Sends `markdown` as one or more messages. */
   async send(chat: ChatAddress, markdown: string, options: SendOptions = {}): Promise<SentMessage> {
-    const parts = renderParts(markdown);
-    const { chatId, threadOptions } = targetOf(chat);
-    const ids: string[] = [];
-    for (const [index, part] of parts.entries()) {
-      const extra: PartExtra = { ...threadOptions };
-      if (index === 0 && options.replyTo) {
-        extra.reply_parameters = { message_id: Number(options.replyTo), allow_sending_without_reply: true };
-      }
-      if (index === parts.length - 1 && options.replyMarkup) extra.reply_markup = options.replyMarkup;
-      ids.push(await this.sendPart(chatId, part, extra));
-    }
-    return { chat, ids };
+    return { chat, ids: await sendParts(renderParts(markdown), this.partsIn(chat, options)) };
   }
 
-  /**
-   * Replaces the text of `message`: parts edited in place, extra parts sent,
-   * surplus parts deleted (or emptied when Telegram refuses the deletion).
-   */
+  /** Replaces the text of `message`; parts as {@link editParts} says. */
   async edit(message: SentMessage, markdown: string, options: SendOptions = {}): Promise<SentMessage> {
-    const parts = renderParts(markdown);
-    const { chatId, threadOptions } = targetOf(message.chat);
-    const ids: string[] = [];
-    for (const [index, part] of parts.entries()) {
-      const extra: PartExtra = index === parts.length - 1 && options.replyMarkup ? { reply_markup: options.replyMarkup } : {};
-      const existing = message.ids[index];
-      ids.push(
-        existing
-          ? await this.editPart(chatId, existing, part, extra, threadOptions)
-          : await this.sendPart(chatId, part, { ...threadOptions, ...extra }),
-      );
-    }
-    for (const surplus of message.ids.slice(parts.length)) await this.removePart(chatId, surplus);
-    return { chat: message.chat, ids };
+    const ops = this.partsIn(message.chat, { replyMarkup: options.replyMarkup });
+    return { chat: message.chat, ids: await editParts(message.ids, renderParts(markdown), ops) };
   }
 
   /** Shows "typing…" for about five seconds. */
@@ -88,6 +63,33 @@ export class Outbound {
     } catch (error) {
       throw toChannelError(error, this.deps.token, 'sendChatAction');
     }
+  }
+
+  /**
+   * The operations on the parts of one reply in `chat`. No cache: Telegram
+   * answers "message is not modified" itself, which {@link editText} ignores.
+   */
+  private partsIn(chat: ChatAddress, options: SendOptions): PartOperations<MessagePart> {
+    const { chatId, threadOptions } = targetOf(chat);
+    const extraAt = ({ index, last }: PartPosition): PartExtra => ({
+      ...(index === 0 && options.replyTo
+        ? { reply_parameters: { message_id: Number(options.replyTo), allow_sending_without_reply: true } }
+        : {}),
+      ...(last && options.replyMarkup ? { reply_markup: options.replyMarkup } : {}),
+    });
+    return {
+      send: (part, at) => this.sendPart(chatId, part, { ...threadOptions, ...extraAt(at) }),
+      edit: (id, part, at) => this.editPart(chatId, id, part, extraAt(at), threadOptions),
+      delete: async (id) => {
+        await this.deps.api.deleteMessage(chatId, Number(id));
+      },
+      blank: (id) => this.editText(chatId, id, EMPTIED_PART, {}),
+      onRefused: (_id, step, error) => {
+        const description = describeError(error, this.deps.token);
+        if (step === 'delete') this.deps.log.debug({ error: description }, 'telegram: surplus part not deleted, emptying it');
+        else this.deps.log.warn({ error: description }, 'telegram: surplus part left as it was');
+      },
+    };
   }
 
   private async sendPart(chatId: string, part: MessagePart, extra: PartExtra): Promise<string> {
@@ -136,20 +138,6 @@ export class Outbound {
       await this.deps.api.editMessageText(chatId, Number(id), text, options);
     } catch (error) {
       if (!isNotModified(error)) throw error;
-    }
-  }
-
-  private async removePart(chatId: string, id: string): Promise<void> {
-    try {
-      await this.deps.api.deleteMessage(chatId, Number(id));
-      return;
-    } catch (error) {
-      this.deps.log.debug({ error: describeError(error, this.deps.token) }, 'telegram: surplus part not deleted, emptying it');
-    }
-    try {
-      await this.editText(chatId, id, EMPTIED_PART, {});
-    } catch (error) {
-      this.deps.log.warn({ error: describeError(error, this.deps.token) }, 'telegram: surplus part left as it was');
     }
   }
 
