@@ -10,6 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram/index.js';
 import { ensureBuilt } from './build.js';
 import { cleanUp, startPincer, tempDir, waitUntil } from './pincer.js';
+import { closedPort } from '../support/ports.js';
 
 const LLM = { OPENAI_BASE_URL: 'http://127.0.0.1:9/v1', PINCER_MODEL: 'fake-model' };
 
@@ -59,15 +60,6 @@ function configWithConnectTimeout(ms: number): string {
   const file = join(tempDir('pincer-e2e-config-'), 'pincer.yaml');
   writeFileSync(file, `storeConnectTimeoutMs: ${ms}\n`);
   return file;
-}
-
-/** A local port nothing listens on (connections are refused). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 /** The JSON log lines of a run (stderr, no TTY). */

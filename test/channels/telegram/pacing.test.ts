@@ -3,13 +3,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { createApp, type App } from '../../../src/app.js';
 import { MessagePacer, messagePacing, type PacingClock } from '../../../src/channels/telegram/pacing.js';
 import { parseConfig } from '../../../src/config/load.js';
 import type { Tool } from '../../../src/tools/types.js';
 import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeLlmEntry } from '../../fakes/llm/server.js';
 import { startFakeTelegram, waitFor, type FakeTelegram } from '../../fakes/telegram/index.js';
+import { scenarioTools, ToolLog } from '../../scenarios/tools.js';
 import { ALICE, startChannel } from './helpers.js';
 
 /** A clock the test moves by hand: sleepers wake only when it passes their time. */
@@ -194,17 +194,8 @@ describe('Telegram with per-chat pacing on (the production default)', () => {
 
   it('sends the answer before it rewrites the status line of a slow tool', async () => {
     fake = await startFakeTelegram();
-    const slowParams = z.object({ ms: z.number() });
-    const slow: Tool<typeof slowParams> = {
-      name: 'slow',
-      description: 'Waits a while.',
-      parameters: slowParams,
-      readOnly: true,
-      requiresApproval: () => 'never',
-      execute: (params) => new Promise((resolve) => setTimeout(() => resolve('waited'), params.ms)),
-    };
     // Longer than the presenter's delay before a status line appears.
-    await startApp([toolCallReply([{ name: 'slow', arguments: { ms: 1_700 } }]), textReply('All done.')], [slow as unknown as Tool]);
+    await startApp([toolCallReply([{ name: 'slow', arguments: { ms: 1_700 } }]), textReply('All done.')], scenarioTools(new ToolLog()));
     aliceWrites('take your time');
     await waitFor(() => fake!.chatMessages(ALICE.id).some((m) => m.plainText.startsWith('⚙️ Used')), 15_000);
     const order = fake.calls

@@ -2,21 +2,12 @@
  * Start-up against a Bot API root that refuses connections: the operator is
  * warned about the Bot API at that address, and why it cannot be reached.
  */
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TelegramChannel } from '../../../src/channels/telegram/adapter.js';
 import { TelegramConfigSchema } from '../../../src/config/schema.js';
 import { waitFor } from '../../fakes/telegram/index.js';
 import { capturingLogger, FAST_OPTIONS, testDeps } from './helpers.js';
-
-/** A local port nothing listens on (connections are refused). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { closedPort } from '../../support/ports.js';
 
 let channel: TelegramChannel | undefined;
 let starting: Promise<unknown> | undefined;
