@@ -3,7 +3,8 @@
  * kept in the thread's record so that a crash or a shutdown loses none.
  */
 import type { ChatInfo, InboundMessage } from '../channels/types.js';
-import type { QueuedMessage } from './history.js';
+import type { QueuedMessage, ThreadRecord } from './history.js';
+import type { AgentServices } from './services.js';
 
 /** The stable id of an accepted message (the platform id with its arrival time). */
 export function inboxId(message: InboundMessage): string {
@@ -38,4 +39,14 @@ export function fromQueued(queued: QueuedMessage, chat: ChatInfo): InboundMessag
     replyToBot: queued.replyToBot,
     attachments: queued.attachments,
   };
+}
+
+/**
+ * Keeps an accepted message in its thread's inbox and marks the thread as
+ * having unfinished work, so that a restart finds it. The write goes on in the
+ * background, in order with the thread's other writes.
+ */
+export function keepInInbox(services: Pick<AgentServices, 'history' | 'journal'>, key: string, message: InboundMessage): Promise<ThreadRecord> {
+  services.journal.mark(key);
+  return services.history.update(key, message.chat, (record) => record.inbox.push(toQueued(message)), { wait: false });
 }

@@ -10,7 +10,7 @@ import { ChannelError } from '../errors.js';
 import { showApprovalOutcome } from './approval-outcome.js';
 import type { PendingApproval } from './approvals.js';
 import { canonicalCommand, CommandHandler } from './commands.js';
-import { toQueued } from './inbox.js';
+import { keepInInbox } from './inbox.js';
 import { InboundLimiter } from './inbound-limits.js';
 import { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
@@ -203,8 +203,7 @@ export class Runtime {
       return;
     }
     const key = threadKeyOf(event.chat);
-    this.track(this.services.history.update(key, event.chat, (record) => record.inbox.push(toQueued(event))));
-    this.journal.mark(key);
+    this.track(keepInInbox(this.services, key, event));
   }
 
   /** Routes one event. Synchronous up to the runner so per-thread order is kept. */

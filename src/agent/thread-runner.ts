@@ -12,7 +12,7 @@ import { showApprovalOutcome } from './approval-outcome.js';
 import type { PendingApproval } from './approvals.js';
 import type { TurnState } from './chat-delegate.js';
 import type { OpenTurn, QueuedMessage } from './history.js';
-import { fromQueued, inboxId, toQueued } from './inbox.js';
+import { fromQueued, inboxId, keepInInbox } from './inbox.js';
 import { userMessagesFor } from './inbound-format.js';
 import { TurnPresenter } from './presenter.js';
 import type { FairSemaphore } from './semaphore.js';
@@ -91,8 +91,7 @@ export class ThreadRunner {
   accept(message: InboundMessage): void {
     if (this.closed) return;
     this.chat = message.chat;
-    void this.services.history.update(this.key, this.chat, (record) => record.inbox.push(toQueued(message)), { wait: false });
-    this.context.journal.mark(this.key);
+    void keepInInbox(this.services, this.key, message);
     if (this.current && !this.current.abort.signal.aborted) {
       this.current.inject.push(message);
       return;
