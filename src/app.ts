@@ -3,7 +3,7 @@
  * channels and the runtime from one validated configuration.
  */
 import { z } from 'zod';
-import { ApprovalBook } from './agent/approvals.js';
+import { ApprovalBook } from './agent/approval-book.js';
 import { COMMANDS } from './agent/commands.js';
 import { ThreadHistory } from './agent/history.js';
 import { Outbox } from './agent/outbox.js';

@@ -9,7 +9,7 @@ import type { ChatInfo, InboundMessage, Sender } from '../channels/types.js';
 import { LlmError } from '../errors.js';
 import type { LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
 import type { CallResult, ToolContext } from '../tools/types.js';
-import { ApprovalBook, type PendingApproval } from './approvals.js';
+import { newApproval, type PendingApproval } from './approval-book.js';
 import { compactHistory, estimateTokens } from './compaction.js';
 import { repairHistory } from './history-repair.js';
 import { LAST_TOOL_ROUND_NOTICE, roundsExhaustedMessage } from './guards/notices.js';
@@ -192,27 +192,21 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
   }
 
   private pendingFor(waiting: CallResult[], content: string): PendingApproval {
-    const first = waiting[0]!;
-    const now = Date.now();
+    const [first, ...rest] = waiting;
     const { record, speaker, userId } = this.turn;
-    const pending: PendingApproval = {
-      id: ApprovalBook.newId(),
-      threadKey: record.key,
-      chat: record.chat,
-      requester: { id: speaker.id, name: speaker.name },
-      userId,
-      call: first.call,
-      summary: first.approval?.summary ?? `Run the tool ${first.call.name}.`,
-      displayArgs: first.approval?.displayArgs ?? first.call.arguments.slice(0, 1000),
-      allowAlways: first.approval?.allowAlways ?? false,
-      deferred: waiting.slice(1).map((result) => result.call),
-      createdAt: now,
-      expiresAt: now + this.services.config.agent.approvalTimeoutMs,
-      status: 'pending',
-    };
-    const reason = content.trim();
-    if (reason) pending.reason = reason.slice(0, 300);
-    return pending;
+    return newApproval(
+      {
+        threadKey: record.key,
+        chat: record.chat,
+        requester: speaker,
+        userId,
+        call: first!.call,
+        deferred: rest.map((result) => result.call),
+        view: first!.approval,
+        reason: content,
+      },
+      this.services.config.agent.approvalTimeoutMs,
+    );
   }
 
   private request(ctx: LoopContext): Promise<LlmResponse> {

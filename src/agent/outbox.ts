@@ -57,7 +57,8 @@ export class Outbox {
 
   /** The prompt with every text the model or a tool wrote redacted: arguments, summary and the model's reason. */
   private redactPrompt(prompt: ApprovalPrompt): ApprovalPrompt {
-    const shown = { ...prompt, args: this.redact(prompt.args), summary: this.redact(prompt.summary) };
+    const shown = { ...prompt, summary: this.redact(prompt.summary) };
+    if (prompt.args !== undefined) shown.args = this.redact(prompt.args);
     if (prompt.reason !== undefined) shown.reason = this.redact(prompt.reason);
     return shown;
   }

@@ -4,11 +4,10 @@
  * presses) or the command handler (control path, never behind a turn). It ends
  * on shutdown or when every channel stream has ended; nothing else ends it.
  */
-import type { Channel, ChatInfo, InboundApprovalAnswer, InboundCommand, InboundEvent, InboundMessage } from '../channels/types.js';
+import type { Channel, ChatInfo, InboundCommand, InboundEvent, InboundMessage } from '../channels/types.js';
 import { qualifiedUserId, threadKeyOf } from '../channels/types.js';
 import { ChannelError } from '../errors.js';
-import { showApprovalOutcome } from './approval-outcome.js';
-import type { PendingApproval } from './approvals.js';
+import { ApprovalFlow } from './approval-flow.js';
 import { canonicalCommand, CommandHandler } from './commands.js';
 import { keepInInbox } from './inbox.js';
 import { InboundLimiter } from './inbound-limits.js';
@@ -17,14 +16,6 @@ import type { AgentServices } from './services.js';
 import { ThreadRunner, type RunnerContext, type StopResult } from './thread-runner.js';
 import type { TurnJournal } from './turn-journal.js';
 import { TurnEngine } from './turn.js';
-
-/** Texts shown to the presser of an approval button. */
-const PRESS_NOTICES = {
-  unknown: 'This approval request is no longer valid.',
-  already_answered: 'This request was already answered.',
-  expired: 'This request expired; the action was not run.',
-  wrong_chat: 'This approval belongs to another conversation.',
-} as const;
 
 /** The running agent. */
 export class Runtime {
@@ -36,7 +27,7 @@ export class Runtime {
   private readonly limiter: InboundLimiter;
   private readonly journal: TurnJournal;
   private readonly runnerContext: RunnerContext;
-  private readonly expiryTimers = new Map<string, NodeJS.Timeout>();
+  private readonly approvals: ApprovalFlow;
   private readonly inflight = new Set<Promise<unknown>>();
   private stopping: Promise<void> | undefined;
   private resolveDone!: (reason: string) => void;
@@ -50,10 +41,13 @@ export class Runtime {
     for (const channel of channels) this.channels.set(channel.name, channel);
     const { agent } = services.config;
     this.slots = new FairSemaphore(agent.maxConcurrentTurns);
-    this.engine = new TurnEngine(services, (approval) => this.armExpiry(approval));
+    // An ended question resumes the turn that asked it, in its thread's runner.
+    this.approvals = new ApprovalFlow(services, (approval, how) => this.runnerFor(approval.threadKey, approval.chat).resume(approval, how), (work) => this.track(work));
+    this.engine = new TurnEngine(services, this.approvals);
     this.journal = services.journal;
     this.runnerContext = {
       services,
+      approvals: this.approvals,
       engine: this.engine,
       slots: this.slots,
       journal: this.journal,
@@ -97,7 +91,7 @@ export class Runtime {
       }),
     );
     if (!started.length) throw new ChannelError('pincer', 'no channel could be started');
-    for (const approval of await this.services.approvals.allPending()) this.armExpiry(approval);
+    await this.approvals.restore();
     await this.recover();
     void Promise.all(started.map((channel) => this.consume(channel))).then(() => this.shutdown('every channel stream ended'));
   }
@@ -118,11 +112,11 @@ export class Runtime {
   }
 
   private async recoverThread(key: string): Promise<void> {
-    const { history, approvals, log } = this.services;
+    const { history, log } = this.services;
     const record = await history.get(key);
     let open = record?.turn;
-    if (record && open?.phase === 'running' && (await approvals.pendingFor(key))) {
-      // The turn had asked for approval: the approval book resumes it.
+    if (record && open?.phase === 'running' && (await this.approvals.pendingFor(key))) {
+      // The turn had asked for approval: the approval flow resumes it.
       await history.update(key, record.chat, (current) => delete current.turn);
       open = undefined;
     }
@@ -170,7 +164,7 @@ export class Runtime {
   private async stopAll(reason: string): Promise<void> {
     const { log, config } = this.services;
     log.info({ reason }, 'shutting down');
-    for (const timer of this.expiryTimers.values()) clearTimeout(timer);
+    this.approvals.close();
     for (const runner of this.runners.values()) runner.close();
     const deadline = new Promise((resolve) => setTimeout(resolve, config.agent.shutdownTimeoutMs).unref());
     await Promise.race([this.idle(), deadline]);
@@ -213,7 +207,7 @@ export class Runtime {
         this.track(this.commands.handle(event));
         return;
       case 'approval':
-        this.track(this.answerApproval(event));
+        this.track(this.approvals.answer(event));
         return;
       case 'message':
         this.onMessage(event);
@@ -266,70 +260,10 @@ export class Runtime {
     });
   }
 
-  private async answerApproval(event: InboundApprovalAnswer): Promise<void> {
-    const userId = qualifiedUserId(event.chat.channel, event.sender.id);
-    const claim = await this.services.approvals.answer(event.approvalId, { userId, name: event.sender.name, chat: event.chat, action: event.action });
-    if (!claim.ok) {
-      this.services.log.debug({ approval: event.approvalId, reason: claim.reason }, 'approval press refused');
-      const text = claim.reason === 'not_requester' ? `Only ${claim.approval?.requester.name ?? 'the person who asked'} can answer this.` : PRESS_NOTICES[claim.reason];
-      if (claim.endedNow && claim.approval) {
-        this.disarmExpiry(claim.approval.id);
-        await this.expired(claim.approval);
-      }
-      await this.notify(event, text);
-      return;
-    }
-    const approval = claim.approval;
-    this.services.log.info({ thread: approval.threadKey, tool: approval.call.name, decision: approval.status }, 'approval answered');
-    this.disarmExpiry(approval.id);
-    // The turn resumes first: a message sent right after the press then joins the
-    // resumed turn, and a failing notice or prompt edit cannot stop the call.
-    const runner = this.runnerFor(approval.threadKey, approval.chat);
-    runner.resume(approval, approval.status === 'denied' ? { kind: 'denied' } : { kind: 'approved', always: approval.status === 'always' });
-    await this.notify(event, approval.status === 'denied' ? 'Denied.' : 'Approved.');
-    await showApprovalOutcome(this.services, approval);
-  }
-
-  /** A private notice to the presser; cosmetic, so a failure is only logged. */
-  private async notify(event: InboundApprovalAnswer, text: string): Promise<void> {
-    try {
-      await event.respond({ text, private: true });
-    } catch (error) {
-      this.services.log.warn({ err: error, channel: event.chat.channel }, 'approval notice not shown');
-    }
-  }
-
-  private armExpiry(approval: PendingApproval): void {
-    this.disarmExpiry(approval.id);
-    const delay = Math.max(0, approval.expiresAt - Date.now());
-    const timer = setTimeout(() => {
-      this.expiryTimers.delete(approval.id);
-      this.track(
-        this.services.approvals.end(approval.id, 'expired').then((ended) => (ended ? this.expired(ended) : undefined)),
-      );
-    }, Math.min(delay, 2 ** 31 - 1));
-    timer.unref();
-    this.expiryTimers.set(approval.id, timer);
-  }
-
-  private disarmExpiry(id: string): void {
-    clearTimeout(this.expiryTimers.get(id));
-    this.expiryTimers.delete(id);
-  }
-
-  private async expired(approval: PendingApproval): Promise<void> {
-    this.runnerFor(approval.threadKey, approval.chat).resume(approval, { kind: 'expired' });
-    await showApprovalOutcome(this.services, approval);
-  }
-
   private async stopThread(key: string, byName: string): Promise<StopResult> {
     const result = this.runners.get(key)?.stop() ?? { hadWork: false, kept: 0 };
-    const pending = await this.services.approvals.pendingFor(key);
-    if (!pending) return result;
-    const ended = await this.services.approvals.end(pending.id, 'cancelled', byName);
+    const ended = await this.approvals.cancel(key, byName);
     if (!ended) return result;
-    this.disarmExpiry(ended.id);
-    await showApprovalOutcome(this.services, ended);
     await this.services.history.update(key, ended.chat, (record) => TurnEngine.cancelResults(record, ended));
     return { ...result, hadWork: true };
   }
@@ -337,7 +271,7 @@ export class Runtime {
   private async describeThread(key: string): Promise<string> {
     const runner = this.runners.get(key);
     const record = await this.services.history.get(key);
-    const pending = await this.services.approvals.pendingFor(key);
+    const pending = await this.approvals.pendingFor(key);
     const state = pending
       ? `waiting for ${pending.requester.name} to approve \`${pending.call.name}\``
       : runner?.running

@@ -8,8 +8,8 @@
  */
 import type { ChatInfo, InboundMessage, Sender } from '../channels/types.js';
 import { qualifiedUserId } from '../channels/types.js';
-import { showApprovalOutcome } from './approval-outcome.js';
-import type { PendingApproval } from './approvals.js';
+import type { PendingApproval } from './approval-book.js';
+import type { ApprovalFlow, ApprovalResumption } from './approval-flow.js';
 import type { TurnState } from './chat-delegate.js';
 import type { OpenTurn, QueuedMessage } from './history.js';
 import { fromQueued, inboxId, keepInInbox } from './inbox.js';
@@ -19,7 +19,7 @@ import type { FairSemaphore } from './semaphore.js';
 import { TurnStopped, type StopReason } from './turn-stopped.js';
 import type { AgentServices } from './services.js';
 import type { TurnJournal } from './turn-journal.js';
-import { TurnEngine, type ApprovalResumption } from './turn.js';
+import { TurnEngine } from './turn.js';
 
 /** Work queued for the thread. */
 type Work =
@@ -38,6 +38,7 @@ export interface StopResult {
 /** What a runner needs besides the agent's services. */
 export interface RunnerContext {
   services: AgentServices;
+  approvals: ApprovalFlow;
   engine: TurnEngine;
   slots: FairSemaphore;
   journal: TurnJournal;
@@ -211,15 +212,11 @@ export class ThreadRunner {
   private async runMessages(): Promise<void> {
     const messages = this.queue.splice(0);
     const last = messages[messages.length - 1]!;
-    const pending = await this.services.approvals.pendingFor(this.key);
-    if (pending) {
-      // A new message while an approval waits counts as Deny and continues the turn with it.
-      const ended = await this.services.approvals.end(pending.id, 'denied', last.sender.name);
-      if (ended) {
-        await showApprovalOutcome(this.services, ended);
-        await this.runResume(ended, { kind: 'superseded', messages }, last.sender);
-        return;
-      }
+    // A new message while an approval waits counts as Deny and continues the turn with it.
+    const superseded = await this.context.approvals.supersede(this.key, last.sender.name);
+    if (superseded) {
+      await this.runResume(superseded, { kind: 'superseded', messages }, last.sender);
+      return;
     }
     const turn = await this.newTurn(last.sender);
     await this.context.engine.start(turn, messages);

@@ -6,7 +6,8 @@
 import type { InboundMessage } from '../channels/types.js';
 import { LlmError } from '../errors.js';
 import type { ChatMessage, ToolCall } from '../llm/types.js';
-import { ApprovalBook, promptOf, type PendingApproval } from './approvals.js';
+import { newApproval, type PendingApproval } from './approval-book.js';
+import type { ApprovalFlow, ApprovalResumption } from './approval-flow.js';
 import { ChatDelegate, type TurnState } from './chat-delegate.js';
 import type { OpenTurn, ThreadRecord } from './history.js';
 import { roundsExhaustedMessage } from './guards/notices.js';
@@ -25,21 +26,11 @@ export const APPROVAL_RESULTS = {
   deferredSkipped: 'Not run: an earlier action of the same batch was not approved.',
 } as const;
 
-/** How an approval came to be resumed. */
-export type ApprovalResumption =
-  | { kind: 'approved'; always: boolean }
-  | { kind: 'denied' }
-  | { kind: 'expired' }
-  | { kind: 'superseded'; messages: InboundMessage[] };
-
-/** Called when a turn ends with a new pending approval (the runtime arms its expiry). */
-export type ApprovalListener = (approval: PendingApproval) => void;
-
 /** Runs turns. */
 export class TurnEngine {
   constructor(
     private readonly services: AgentServices,
-    private readonly onApproval: ApprovalListener,
+    private readonly approvals: ApprovalFlow,
   ) {}
 
   /** A turn started by people's messages. */
@@ -118,7 +109,7 @@ export class TurnEngine {
       const call = remaining.shift()!;
       const result = await this.services.pipeline.run(call, delegate.toolContext());
       if (result.status === 'needs_approval') {
-        const next = { ...this.pendingFrom(approval, call, remaining), ...approvalView(result.approval) };
+        const next = newApproval({ ...approval, call, deferred: remaining, view: result.approval, reason: undefined }, this.services.config.agent.approvalTimeoutMs);
         await this.save(turn);
         await this.ask(turn, next);
         return;
@@ -224,18 +215,13 @@ export class TurnEngine {
 
   private async ask(turn: TurnState, approval: PendingApproval): Promise<void> {
     turn.presenter.close();
-    this.services.log.info({ thread: approval.threadKey, tool: approval.call.name, deferred: approval.deferred.length }, 'approval requested');
-    await this.services.approvals.create(approval);
-    const shown = await this.services.approvals.showPrompt(approval.id, () => this.services.outbox.sendApproval(approval.chat, promptOf(approval)));
-    if (shown) {
-      this.onApproval(approval);
-      // From here the approval book holds the turn; the journal can close.
+    if (await this.approvals.ask(approval)) {
+      // From here the approval flow holds the turn; the journal can close.
       delete turn.record.turn;
       await this.save(turn, { wait: false });
       return;
     }
-    // Nobody can answer a prompt that was never shown: cancel it and say so.
-    await this.services.approvals.end(approval.id, 'cancelled');
+    // Nobody can answer a prompt that was never shown (the flow cancelled it): say so.
     TurnEngine.cancelResults(turn.record, approval);
     await this.finish(turn, `I needed your approval to run \`${approval.call.name}\`, but could not show the approval buttons here. Nothing was run; please try again.`);
   }
@@ -258,24 +244,6 @@ export class TurnEngine {
     const result = await this.services.pipeline.run(approval.call, delegate.toolContext(), { approved: true });
     return toolResult(approval.call, result.content);
   }
-
-  private pendingFrom(previous: PendingApproval, call: ToolCall, remaining: ToolCall[]): PendingApproval {
-    const now = Date.now();
-    const { reason: _reason, prompt: _prompt, decidedAt: _at, decidedBy: _by, ...rest } = previous;
-    return {
-      ...rest,
-      id: ApprovalBook.newId(),
-      call,
-      deferred: [...remaining],
-      createdAt: now,
-      expiresAt: now + this.services.config.agent.approvalTimeoutMs,
-      status: 'pending',
-    };
-  }
-}
-
-function approvalView(view: { allowAlways: boolean; displayArgs: string; summary: string } | undefined) {
-  return view ? { allowAlways: view.allowAlways, displayArgs: view.displayArgs, summary: view.summary } : {};
 }
 
 function toolResult(call: ToolCall, content: string): ChatMessage {

@@ -87,14 +87,17 @@ export interface InboundCommand extends InboundBase {
   respond?(reply: Reply): Promise<void>;
 }
 
-/** What a person chose on an approval prompt. */
-export type ApprovalAction = 'approve' | 'always' | 'deny';
+/**
+ * What a person can choose on a prompt: Approve / Always allow / Deny for a
+ * tool call; Continue / Stop / Try another way when the agent seems stuck.
+ */
+export type PromptAction = 'approve' | 'always' | 'deny' | 'continue' | 'stop' | 'redirect';
 
-/** A press of an approval button (or a y / n / a answer in the terminal). */
+/** A press of a prompt's button (or its letter typed in the terminal). */
 export interface InboundApprovalAnswer extends InboundBase {
   type: 'approval';
   approvalId: string;
-  action: ApprovalAction;
+  action: PromptAction;
   /**
    * Shows a short notice to the presser only (Telegram toast, Discord ephemeral,
    * Slack ephemeral). Called at most once. The adapter acknowledges the press
@@ -113,28 +116,37 @@ export interface SentMessage {
   ids: string[];
 }
 
-/** The channel-neutral approval prompt; each channel renders it (buttons or text). */
+/**
+ * The channel-neutral prompt of a question only its requester may answer (a
+ * tool call to approve, a loop to continue or stop); each channel renders it
+ * as text with buttons, or letters in the terminal.
+ */
 export interface ApprovalPrompt {
   /** Opaque, short, random; the only thing a button payload carries besides the action. */
   id: string;
-  tool: string;
-  /** Plain words: what the call will do. */
+  /** The headline, plain words: `Approval needed`. */
+  title: string;
+  /** The tool the question is about, shown after the title. */
+  tool?: string;
+  /** Plain words: what the call will do, or what is happening. */
   summary: string;
   /** Redacted, length-bounded arguments for display (JSON text). */
-  args: string;
+  args?: string;
   /** The model's stated reason, if it gave one. */
   reason?: string;
-  /** Whether the "Always allow" action is offered. */
-  allowAlways: boolean;
+  /** The choices offered, in order. */
+  actions: PromptAction[];
   requestedBy: Sender;
   expiresAt: number;
 }
 
-/** How an approval ended, shown by editing the prompt (buttons removed). */
+/** How a prompt ended, shown by editing it (buttons removed). */
 export interface ApprovalOutcome {
-  decision: 'approved' | 'always' | 'denied' | 'expired' | 'cancelled';
+  decision: 'approved' | 'always' | 'denied' | 'continued' | 'stopped' | 'redirected' | 'expired' | 'cancelled';
   /** Display name of who decided, when a person did. */
   by?: string;
+  /** What an expiry counts as (`denied`, `stopped`), shown with it. */
+  expiredAs?: string;
 }
 
 /** What a channel can do, for the agent's pacing of edits and typing. */
@@ -194,7 +206,7 @@ export interface Channel {
   edit(message: SentMessage, text: string): Promise<SentMessage>;
   /** Shows the typing indicator once (the agent refreshes it). */
   typing(chat: ChatAddress): Promise<void>;
-  /** Shows an approval prompt with Approve / Always allow / Deny. */
+  /** Shows a prompt with its buttons (Approve / Always allow / Deny, or another set). */
   sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage>;
   /** Edits a prompt to show its outcome, with the buttons removed. */
   resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void>;

@@ -28,11 +28,12 @@ describe('Outbox redaction', () => {
     const { outbox, channel } = setup();
     const prompt: ApprovalPrompt = {
       id: 'a1',
+      title: 'Approval needed',
       tool: 'http_fetch',
       summary: `Fetch with ${TOKEN}`,
       args: JSON.stringify({ url: `https://example.com/?k=${encodeURIComponent(TOKEN)}` }),
       reason: `I will use the key ${TOKEN.slice(0, 12)}`,
-      allowAlways: false,
+      actions: ['approve', 'deny'],
       requestedBy: { id: 'u1', name: 'Ada' },
       expiresAt: Date.now() + 60_000,
     };

@@ -3,7 +3,7 @@
  * runs the same conversations on every channel: the test channel, Telegram,
  * Discord and Slack (each through its fake server and the real platform library).
  */
-import type { ApprovalAction, Channel, ChannelDeps } from '../../src/channels/types.js';
+import type { PromptAction, Channel, ChannelDeps } from '../../src/channels/types.js';
 
 /** A person in the scenarios. */
 export interface ScenarioUser {
@@ -35,7 +35,7 @@ export interface SeenApproval {
   /** Current text of the prompt (after any edit). */
   text: string;
   /** The buttons currently offered; empty once resolved. */
-  actions: ApprovalAction[];
+  actions: PromptAction[];
 }
 
 /**
@@ -62,7 +62,7 @@ export interface ScenarioDriver {
   /** A user runs a command the platform's way (text `/cmd`, slash command interaction, `/pincer cmd`). */
   sendCommand(chat: ScenarioChat, user: ScenarioUser, name: string, args?: string): Promise<void>;
   /** A user presses a button of an approval prompt. */
-  pressApproval(chat: ScenarioChat, user: ScenarioUser, approval: SeenApproval, action: ApprovalAction): Promise<void>;
+  pressApproval(chat: ScenarioChat, user: ScenarioUser, approval: SeenApproval, action: PromptAction): Promise<void>;
   /** Every message the bot has shown in the chat (not prompts, not private notices), oldest first. */
   messages(chat: ScenarioChat): BotMessage[];
   /** Every approval prompt shown in the chat, oldest first. */

@@ -21,10 +21,11 @@ function deps(secrets: string[] = []): ChannelDeps {
 function prompt(overrides: Partial<ApprovalPrompt> = {}): ApprovalPrompt {
   return {
     id: 'ap1',
+    title: 'Approval needed',
     tool: 'http_fetch',
     summary: 'Fetch a page',
     args: '{"url":"https://example.com"}',
-    allowAlways: true,
+    actions: ['approve', 'always', 'deny'],
     requestedBy: ada,
     expiresAt: Date.now() + 600_000,
     ...overrides,
@@ -64,7 +65,7 @@ describe('TestChannel', () => {
     const channel = new TestChannel();
     const chat = testDm(ada.id);
     channel.userMessage({ chat, sender: ada, text: 'fetch it' });
-    const message = await channel.sendApproval(chat, prompt({ allowAlways: false }));
+    const message = await channel.sendApproval(chat, prompt({ actions: ['approve', 'deny'] }));
     expect(channel.platform.approvalsIn(chat)[0]).toMatchObject({ state: 'shown', actions: ['approve', 'deny'] });
 
     const press = channel.press('ap1', 'approve', ada);

@@ -9,7 +9,7 @@ import { approvalPromptText, approvalResolvedText } from '../../src/channels/app
 import { EventQueue } from '../../src/channels/event-queue.js';
 import { splitMessage } from '../../src/channels/split.js';
 import type {
-  ApprovalAction,
+  PromptAction,
   ApprovalOutcome,
   ApprovalPrompt,
   AttachmentMeta,
@@ -166,7 +166,7 @@ export class TestChannel implements Channel {
   async sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage> {
     await this.platform.outbound('sendApproval');
     const messageId = this.platform.nextId('m');
-    const actions: ApprovalAction[] = prompt.allowAlways ? ['approve', 'always', 'deny'] : ['approve', 'deny'];
+    const actions = [...prompt.actions];
     const text = this.redactor.redact(approvalPromptText(prompt));
     this.platform.approvals.push({ messageId, chat, prompt, text, actions, state: 'shown' });
     this.platform.changed();
@@ -218,7 +218,7 @@ export class TestChannel implements Channel {
   }
 
   /** A user presses a button of the approval prompt with id `approvalId`. */
-  press(approvalId: string, action: ApprovalAction, sender: Sender): InboundApprovalAnswer {
+  press(approvalId: string, action: PromptAction, sender: Sender): InboundApprovalAnswer {
     const record = this.platform.approvals.find((a) => a.prompt.id === approvalId);
     if (!record) throw new ChannelError(this.name, `no approval prompt with id ${approvalId}`);
     const chat = this.platform.chatInfo(record.chat);

@@ -5,7 +5,7 @@
  */
 import {
   threadKeyOf,
-  type ApprovalAction,
+  type PromptAction,
   type ApprovalOutcome,
   type ApprovalPrompt,
   type ChannelCapabilities,
@@ -37,7 +37,7 @@ export interface ApprovalRecord {
   /** Current text: the prompt, or the resolved text once resolved. */
   text: string;
   /** Buttons currently offered; empty once resolved. */
-  actions: ApprovalAction[];
+  actions: PromptAction[];
   state: 'shown' | 'resolved';
   outcome?: ApprovalOutcome;
 }

@@ -1,29 +1,28 @@
 /**
- * The buttons of an approval prompt: Approve, Always allow (when offered) and
- * Deny, whose custom ids are the shared approval payloads (`pa:<id>:<y|a|n>`,
- * far below Discord's 100-character custom_id limit).
+ * The buttons of a prompt (Approve / Always allow / Deny, or another set),
+ * whose custom ids are the shared payloads (`pa:<id>:<letter>`, far below
+ * Discord's 100-character custom_id limit).
  */
 import { ButtonStyle, ComponentType } from 'discord.js';
-import { APPROVAL_LABELS, encodeApprovalPayload } from '../approval-payload.js';
-import type { ApprovalAction, ApprovalPrompt } from '../types.js';
+import { ACTION_VIEWS, encodeApprovalPayload, type ActionView } from '../approval-payload.js';
+import type { ApprovalPrompt } from '../types.js';
 import type { ButtonRows } from './outbound.js';
 
-const STYLES: Record<ApprovalAction, ButtonStyle.Success | ButtonStyle.Primary | ButtonStyle.Danger> = {
-  approve: ButtonStyle.Success,
-  always: ButtonStyle.Primary,
-  deny: ButtonStyle.Danger,
+const STYLES: Record<ActionView['style'], ButtonStyle.Success | ButtonStyle.Primary | ButtonStyle.Danger> = {
+  primary: ButtonStyle.Success,
+  secondary: ButtonStyle.Primary,
+  danger: ButtonStyle.Danger,
 };
 
 /** The action row of a pending prompt. */
 export function approvalButtons(prompt: ApprovalPrompt): ButtonRows {
-  const actions: ApprovalAction[] = prompt.allowAlways ? ['approve', 'always', 'deny'] : ['approve', 'deny'];
   return [
     {
       type: ComponentType.ActionRow,
-      components: actions.map((action) => ({
+      components: prompt.actions.map((action) => ({
         type: ComponentType.Button,
-        style: STYLES[action],
-        label: APPROVAL_LABELS[action],
+        style: STYLES[ACTION_VIEWS[action].style],
+        label: ACTION_VIEWS[action].label,
         custom_id: encodeApprovalPayload(prompt.id, action),
       })),
     },

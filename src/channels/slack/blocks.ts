@@ -2,8 +2,8 @@
  * Block Kit payloads pincer posts: one mrkdwn section per message part, and the
  * approval prompt (a section plus an actions block of buttons).
  */
-import { APPROVAL_LABELS, encodeApprovalPayload } from '../approval-payload.js';
-import type { ApprovalAction, ApprovalPrompt } from '../types.js';
+import { ACTION_VIEWS, encodeApprovalPayload } from '../approval-payload.js';
+import type { ApprovalPrompt, PromptAction } from '../types.js';
 
 /** Slack's limit on the text of one section block. */
 export const SECTION_TEXT_LIMIT = 3000;
@@ -48,21 +48,20 @@ export function sectionBlock(text: string): SectionBlock {
 /** What an emptied message part shows: nothing visible. */
 export const BLANK = '\u200b';
 
-/** The buttons of an approval prompt: Approve, Always allow (when offered), Deny. */
+/** The buttons of a prompt, one per choice it offers. */
 export function approvalActionsBlock(prompt: ApprovalPrompt): ActionsBlock {
-  const actions: ApprovalAction[] = prompt.allowAlways ? ['approve', 'always', 'deny'] : ['approve', 'deny'];
-  return { type: 'actions', block_id: APPROVAL_BLOCK_ID, elements: actions.map((action) => button(prompt.id, action)) };
+  return { type: 'actions', block_id: APPROVAL_BLOCK_ID, elements: prompt.actions.map((action) => button(prompt.id, action)) };
 }
 
-function button(approvalId: string, action: ApprovalAction): ButtonElement {
+function button(approvalId: string, action: PromptAction): ButtonElement {
   const payload = encodeApprovalPayload(approvalId, action);
   const element: ButtonElement = {
     type: 'button',
     action_id: payload,
     value: payload,
-    text: { type: 'plain_text', text: APPROVAL_LABELS[action] },
+    text: { type: 'plain_text', text: ACTION_VIEWS[action].label },
   };
-  if (action === 'approve') element.style = 'primary';
-  if (action === 'deny') element.style = 'danger';
+  const { style } = ACTION_VIEWS[action];
+  if (style !== 'secondary') element.style = style;
   return element;
 }

@@ -11,10 +11,11 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import { ChannelError } from '../../errors.js';
+import { ACTION_VIEWS } from '../approval-payload.js';
 import { approvalOutcomeLine, approvalPromptText } from '../approval-text.js';
 import { EventQueue } from '../event-queue.js';
 import type {
-  ApprovalAction,
+  PromptAction,
   ApprovalOutcome,
   ApprovalPrompt,
   Channel,
@@ -27,8 +28,8 @@ import type {
   Sender,
   SentMessage,
 } from '../types.js';
-import { interpretLine } from './input.js';
-import { approvalQuestion, terminalStyle, terminalText, type TerminalStyle } from './render.js';
+import { interpretLine, offeredKeys, promptQuestion } from './input.js';
+import { terminalStyle, terminalText, type TerminalStyle } from './render.js';
 import { Screen } from './screen.js';
 
 /** Options of {@link TerminalChannel}. */
@@ -163,14 +164,14 @@ export class TerminalChannel implements Channel {
     this.screen.showStatus(this.style.dim('… thinking'));
   }
 
-  /** Prints the prompt and asks `Approve? [y]es / [n]o / [a]lways`; the next answer typed goes to it. */
+  /** Prints the prompt and asks for a choice (`Approve? [y]es / [n]o / [a]lways`); the next answer typed goes to it. */
   async sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage> {
     this.assertLocal(chat);
     this.awaitingAnswer.push(prompt);
     const text = this.clean(approvalPromptText(prompt));
     this.updatePrompt();
     // On a TTY the question is the input prompt itself; elsewhere it is printed.
-    const question = this.screen.tty ? '' : `\n${this.style.bold(approvalQuestion(prompt.allowAlways).trimEnd())}`;
+    const question = this.screen.tty ? '' : `\n${this.style.bold(promptQuestion(prompt.actions).trimEnd())}`;
     this.screen.printBlock(`${text}${question}`);
     return { chat: { channel: TERMINAL_CHAT.channel, chatId: TERMINAL_CHAT.chatId }, ids: [`t${this.nextId++}`] };
   }
@@ -200,8 +201,8 @@ export class TerminalChannel implements Channel {
       case 'answer':
         this.answer(pending!, typed.action);
         break;
-      case 'always-not-offered':
-        this.screen.printBlock(this.style.dim('"Always allow" is not offered for this tool: answer y or n.'));
+      case 'not-offered':
+        this.screen.printBlock(this.style.dim(`"${ACTION_VIEWS[typed.action].label}" is not offered for this tool: answer ${offeredKeys(pending!.actions)}.`));
         break;
       case 'empty':
         break;
@@ -210,7 +211,7 @@ export class TerminalChannel implements Channel {
   }
 
   /** Sends the answer once; the prompt stops taking answers even before the agent resolves it. */
-  private answer(prompt: ApprovalPrompt, action: ApprovalAction): void {
+  private answer(prompt: ApprovalPrompt, action: PromptAction): void {
     this.awaitingAnswer = this.awaitingAnswer.filter((p) => p !== prompt);
     this.updatePrompt();
     this.push({ type: 'approval', approvalId: prompt.id, action, respond: (reply) => this.notice(reply) });
@@ -256,7 +257,7 @@ export class TerminalChannel implements Channel {
 
   private updatePrompt(): void {
     const pending = this.awaitingAnswer[0];
-    this.readline?.setPrompt(pending ? this.style.bold(approvalQuestion(pending.allowAlways)) : PROMPT);
+    this.readline?.setPrompt(pending ? this.style.bold(promptQuestion(pending.actions)) : PROMPT);
   }
 
   private discardTypedLine(): void {

@@ -42,8 +42,3 @@ export function terminalText(secrets: readonly string[]): (text: string) => stri
   const redactor = createRedactor(secrets);
   return (text) => redactor.redact(text.replace(/\r\n/g, '\n').replace(CONTROL, ''));
 }
-
-/** The question under an approval prompt; `[a]lways` only when it is offered. */
-export function approvalQuestion(allowAlways: boolean): string {
-  return allowAlways ? 'Approve? [y]es / [n]o / [a]lways: ' : 'Approve? [y]es / [n]o: ';
-}

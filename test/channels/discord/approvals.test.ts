@@ -30,10 +30,11 @@ describe('discord approval prompts', () => {
 
   const prompt = (overrides: Partial<ApprovalPrompt> = {}): ApprovalPrompt => ({
     id: `ap${++counter}xYz_-${'k'.repeat(30)}`,
+    title: 'Approval needed',
     tool: 'http_fetch',
     summary: 'Fetch https://example.com',
     args: '{"url":"https://example.com"}',
-    allowAlways: true,
+    actions: ['approve', 'always', 'deny'],
     requestedBy: { id: alice.id, name: 'Alice' },
     expiresAt: Date.now() + 600_000,
     ...overrides,
@@ -62,8 +63,24 @@ describe('discord approval prompts', () => {
   });
 
   it('leaves out Always allow when the prompt does not offer it', async () => {
-    const sent = await h.channel.sendApproval(dm, prompt({ allowAlways: false }));
+    const sent = await h.channel.sendApproval(dm, prompt({ actions: ['approve', 'deny'] }));
     expect(buttonsOf(sent.ids.at(-1)!).map((b) => b.label)).toEqual(['Approve', 'Deny']);
+  });
+
+  it('renders another button set (Continue / Stop / Try another way) and turns a press into that action', async () => {
+    const { tool: _tool, args: _args, ...base } = prompt();
+    const loop: ApprovalPrompt = { ...base, title: 'Am I going in circles?', summary: 'The same search ran 3 times.', actions: ['continue', 'stop', 'redirect'] };
+    const sent = await h.channel.sendApproval(dm, loop);
+    const buttons = buttonsOf(sent.ids[0]!);
+    expect(buttons.map((b) => [b.label, b.style])).toEqual([
+      ['Continue', SUCCESS],
+      ['Stop', DANGER],
+      ['Try another way', PRIMARY],
+    ]);
+    expect(h.discord.message(sent.ids[0]!)!.content).toContain('Am I going in circles?');
+    h.discord.pressButton(alice, sent.ids[0]!, buttons[1]!.custom_id);
+    const answer = await h.events.next<InboundApprovalAnswer>((e) => e.type === 'approval');
+    expect(answer).toMatchObject({ approvalId: loop.id, action: 'stop' });
   });
 
   it('turns a press into an approval answer from the presser, and a quick respond into an ephemeral reply', async () => {

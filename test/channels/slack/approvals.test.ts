@@ -16,11 +16,12 @@ afterAll(async () => {
 function prompt(id: string, allowAlways = true): ApprovalPrompt {
   return {
     id,
+    title: 'Approval needed',
     tool: 'http_fetch',
     summary: 'Fetch https://example.com',
     args: '{"url":"https://example.com/?a=1&b=<2>"}',
     reason: 'to read the page',
-    allowAlways,
+    actions: allowAlways ? ['approve', 'always', 'deny'] : ['approve', 'deny'],
     requestedBy: { id: ALICE.id, name: ALICE.name },
     expiresAt: Date.now() + 10 * 60_000,
   };
@@ -53,6 +54,25 @@ describe('SlackChannel approvals', () => {
     const sent = await harness.channel.sendApproval({ channel: 'slack', chatId: DM_ALICE }, prompt('ap2', false));
     const blocks = harness.fake.workspace.message(DM_ALICE, sent.ids[0]!)!.blocks as Block[];
     expect(blocks[1]!.elements!.map((button) => button.value)).toEqual(['pa:ap2:y', 'pa:ap2:n']);
+  });
+
+  it('renders another button set (Continue / Stop / Try another way) and turns a press into that action', async () => {
+    const { fake, channel, recorder } = harness;
+    const { tool: _tool, args: _args, ...base } = prompt('ap8');
+    const loop: ApprovalPrompt = { ...base, title: 'Am I going in circles?', summary: 'The same search ran 3 times.', actions: ['continue', 'stop', 'redirect'] };
+    const sent = await channel.sendApproval({ channel: 'slack', chatId: DM_ALICE }, loop);
+    const message = fake.workspace.message(DM_ALICE, sent.ids[0]!)!;
+    const blocks = message.blocks as Block[];
+    expect(blocks[1]!.elements!.map((button) => [button.text.text, button.value, button.style])).toEqual([
+      ['Continue', 'pa:ap8:c', 'primary'],
+      ['Stop', 'pa:ap8:s', 'danger'],
+      ['Try another way', 'pa:ap8:t', undefined],
+    ]);
+    expect(readableText(messageText(message))).toContain('Am I going in circles?');
+    const before = recorder.events.length;
+    await fake.pressButton({ channel: DM_ALICE, user: ALICE.id, messageTs: sent.ids[0]!, actionId: 'pa:ap8:c' });
+    const answer = (await recorder.waitFor(before + 1))[before] as InboundApprovalAnswer;
+    expect(answer).toMatchObject({ approvalId: 'ap8', action: 'continue' });
   });
 
   it('acknowledges a press and yields the answer with the presser; respond is ephemeral to the presser', async () => {

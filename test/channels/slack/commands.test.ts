@@ -71,7 +71,7 @@ describe('SlackChannel allowlists on interactions', () => {
     try {
       await limited.fake.runSlashCommand({ channel: GENERAL, user: BOB.id, text: 'status' });
       const sent = await limited.channel.sendApproval({ channel: 'slack', chatId: GENERAL, subId: '1.0' }, {
-        id: 'ap9', tool: 'x', summary: 'x', args: '{}', allowAlways: false, requestedBy: ALICE, expiresAt: Date.now() + 60_000,
+        id: 'ap9', title: 'Approval needed', tool: 'x', summary: 'x', args: '{}', actions: ['approve', 'deny'], requestedBy: ALICE, expiresAt: Date.now() + 60_000,
       });
       await limited.fake.pressButton({ channel: GENERAL, user: BOB.id, messageTs: sent.ids[0]!, actionId: 'pa:ap9:y' });
       await limited.fake.waitFor(() => limited.fake.ephemerals(BOB.id).length === 1, 2_000, 'the refusal of the press');

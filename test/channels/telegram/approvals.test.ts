@@ -10,10 +10,11 @@ const DM: ChatAddress = { channel: 'telegram', chatId: String(ALICE.id) };
 function prompt(overrides: Partial<ApprovalPrompt> = {}): ApprovalPrompt {
   return {
     id: 'Ab3_-xYz9'.repeat(4).slice(0, 36),
+    title: 'Approval needed',
     tool: 'http_fetch',
     summary: 'Fetch https://example.com/?a=1&b=<2>',
     args: '{"url":"https://example.com/?a=1&b=<2>"}',
-    allowAlways: true,
+    actions: ['approve', 'always', 'deny'],
     requestedBy: { id: String(ALICE.id), name: 'Alice' },
     expiresAt: Date.now() + 10 * 60_000,
     ...overrides,
@@ -51,8 +52,22 @@ describe('Telegram approvals', () => {
   });
 
   it('leaves out Always allow when the prompt does not offer it', async () => {
-    const sent = await harness.channel.sendApproval(DM, prompt({ allowAlways: false }));
+    const sent = await harness.channel.sendApproval(DM, prompt({ actions: ['approve', 'deny'] }));
     expect(buttons(fake, sent.ids[0]!).map((b) => b.text)).toEqual(['Approve', 'Deny']);
+  });
+
+  it('renders another button set (Continue / Stop / Try another way) and turns a press into that action', async () => {
+    const { tool: _tool, args: _args, ...base } = prompt();
+    const loop: ApprovalPrompt = { ...base, title: 'Am I going in circles?', summary: 'The same search ran 3 times.', actions: ['continue', 'stop', 'redirect'] };
+    const sent = await harness.channel.sendApproval(DM, loop);
+    const keys = buttons(fake, sent.ids[0]!);
+    expect(keys.map((b) => b.text)).toEqual(['Continue', 'Stop', 'Try another way']);
+    const [message] = fake.chatMessages(ALICE.id);
+    expect(message!.plainText).toContain('Am I going in circles?');
+    expect(message!.plainText).not.toContain('json');
+    fake.pressButton({ chat: dmOf(ALICE), from: ALICE, messageId: Number(sent.ids[0]), data: keys[2]!.callback_data });
+    const answer = await harness.events.next<InboundApprovalAnswer>((e) => e.type === 'approval');
+    expect(answer).toMatchObject({ approvalId: loop.id, action: 'redirect' });
   });
 
   it('turns a press into an approval answer from the presser, and shows the response as a toast', async () => {

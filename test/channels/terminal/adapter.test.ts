@@ -47,10 +47,11 @@ async function terminal(secrets: string[] = []) {
 function prompt(overrides: Partial<ApprovalPrompt> = {}): ApprovalPrompt {
   return {
     id: 'ap1',
+    title: 'Approval needed',
     tool: 'http_fetch',
     summary: 'Fetch https://example.com',
     args: '{"url":"https://example.com"}',
-    allowAlways: true,
+    actions: ['approve', 'always', 'deny'],
     requestedBy: { id: 'owner', name: 'ada' },
     expiresAt: Date.now() + 600_000,
     ...overrides,
@@ -131,13 +132,26 @@ describe('TerminalChannel approvals', () => {
 
   it('does not offer or accept "always" when the prompt does not allow it', async () => {
     const t = await terminal();
-    await t.channel.sendApproval(TERMINAL_CHAT, prompt({ allowAlways: false }));
+    await t.channel.sendApproval(TERMINAL_CHAT, prompt({ actions: ['approve', 'deny'] }));
     expect(t.printed()).toContain('Approve? [y]es / [n]o');
     expect(t.printed()).not.toContain('[a]lways');
     t.type('a');
     t.type('n');
     expect(await t.next()).toMatchObject({ type: 'approval', action: 'deny' });
     expect(t.printed()).toContain('not offered');
+  });
+
+  it('asks another button set by its letters, and takes c / s / t as those choices', async () => {
+    const t = await terminal();
+    const { tool: _tool, args: _args, ...base } = prompt();
+    await t.channel.sendApproval(TERMINAL_CHAT, { ...base, title: 'Am I going in circles?', summary: 'The same search ran 3 times.', actions: ['continue', 'stop', 'redirect'] });
+    expect(t.printed()).toContain('Am I going in circles?');
+    expect(t.printed()).toContain('Your choice? [c]ontinue / [s]top / [t]ry another way:');
+    // `y` answers no question here: it is a message.
+    t.type('y');
+    expect(await t.next()).toMatchObject({ type: 'message', text: 'y' });
+    t.type('t');
+    expect(await t.next()).toMatchObject({ type: 'approval', approvalId: 'ap1', action: 'redirect' });
   });
 
   it('takes one answer per prompt: the next "y" is a message', async () => {

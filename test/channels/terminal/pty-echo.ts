@@ -23,10 +23,11 @@ for await (const event of channel.events()) {
   if (event.type === 'message' && event.text === 'do it') {
     const prompt: ApprovalPrompt = {
       id: 'ap1',
+      title: 'Approval needed',
       tool: 'shell',
       summary: 'Run `ls` in the workspace',
       args: '{"command":"ls"}',
-      allowAlways: true,
+      actions: ['approve', 'always', 'deny'],
       requestedBy: event.sender,
       expiresAt: Date.now() + 600_000,
     };

@@ -7,7 +7,7 @@
  */
 import { decodeApprovalPayload } from '../../../src/channels/approval-payload.js';
 import { DiscordChannel } from '../../../src/channels/discord/adapter.js';
-import type { ApprovalAction, ChannelDeps } from '../../../src/channels/types.js';
+import type { PromptAction, ChannelDeps } from '../../../src/channels/types.js';
 import { DiscordConfigSchema } from '../../../src/config/schema.js';
 import { startFakeDiscord, type CommandOption, type FakeDiscord, type FakeUser, type StoredMessage } from '../../fakes/discord/index.js';
 import type { BotMessage, ScenarioChat, ScenarioDriver, ScenarioUser, SeenApproval } from '../driver.js';
@@ -99,7 +99,7 @@ export function createDiscordDriver(): DiscordDriver {
       if (options) discord.runCommand(member(user), chat.id, name, options);
       else discord.userMessage({ channelId: chat.id, author: member(user), content: `/${name}${args ? ` ${args}` : ''}` });
     },
-    async pressApproval(_chat: ScenarioChat, user, approval: SeenApproval, action: ApprovalAction) {
+    async pressApproval(_chat: ScenarioChat, user, approval: SeenApproval, action: PromptAction) {
       const discord = fake();
       const message = discord.message(approval.messageId);
       if (!message) throw new Error(`discord driver: no message ${approval.messageId}`);

@@ -8,7 +8,7 @@
  */
 import { decodeApprovalPayload } from '../../../src/channels/approval-payload.js';
 import { SlackChannel } from '../../../src/channels/slack/adapter.js';
-import type { ApprovalAction, ChannelDeps } from '../../../src/channels/types.js';
+import type { PromptAction, ChannelDeps } from '../../../src/channels/types.js';
 import { SlackConfigSchema } from '../../../src/config/schema.js';
 import { messageText, readableText, startFakeSlack, type FakeMessage, type FakeSlack } from '../../fakes/slack/index.js';
 import type { BotMessage, ScenarioChat, ScenarioDriver, ScenarioUser, SeenApproval } from '../driver.js';
@@ -86,7 +86,7 @@ export function createSlackDriver(): SlackDriver {
     async sendCommand(chat, user, name, args = '') {
       await fake().runSlashCommand({ channel: chat.id, user: user.id, text: `${name} ${args}`.trim() });
     },
-    async pressApproval(chat: ScenarioChat, user, approval: SeenApproval, action: ApprovalAction) {
+    async pressApproval(chat: ScenarioChat, user, approval: SeenApproval, action: PromptAction) {
       const message = fake().workspace.message(chat.id, approval.messageId);
       const actionId = [...(message?.buttons.keys() ?? [])].find((id) => decodeApprovalPayload(id)?.action === action);
       if (!actionId) throw new Error(`slack driver: message ${approval.messageId} never had a ${action} button`);
@@ -122,7 +122,7 @@ function lastBotThread(fake: FakeSlack, channel: string): string | undefined {
 }
 
 /** The approval actions a message offers now (none once resolved). */
-function currentActions(message: FakeMessage): ApprovalAction[] {
+function currentActions(message: FakeMessage): PromptAction[] {
   return (message.blocks ?? [])
     .flatMap((block) => ((block as { type?: string }).type === 'actions' ? ((block as { elements?: { action_id?: string }[] }).elements ?? []) : []))
     .flatMap((element) => decodeApprovalPayload(element.action_id ?? '')?.action ?? []);

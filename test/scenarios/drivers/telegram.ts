@@ -9,7 +9,7 @@
 import type { Chat, InlineKeyboardButton, InlineKeyboardMarkup, User } from 'grammy/types';
 import { decodeApprovalPayload } from '../../../src/channels/approval-payload.js';
 import { TelegramChannel } from '../../../src/channels/telegram/adapter.js';
-import type { ApprovalAction, ChannelDeps } from '../../../src/channels/types.js';
+import type { PromptAction, ChannelDeps } from '../../../src/channels/types.js';
 import { TelegramConfigSchema } from '../../../src/config/schema.js';
 import { startFakeTelegram, type BotMessageState, type FakeTelegram } from '../../fakes/telegram/index.js';
 import type { BotMessage, ScenarioChat, ScenarioDriver, ScenarioUser, SeenApproval } from '../driver.js';
@@ -96,7 +96,7 @@ export function createTelegramDriver(): TelegramDriver {
         ...(chat.subId ? { threadId: Number(chat.subId) } : {}),
       });
     },
-    pressApproval: async (chat, user, approval: SeenApproval, action: ApprovalAction) => {
+    pressApproval: async (chat, user, approval: SeenApproval, action: PromptAction) => {
       const message = botMessages(chat).find((m) => String(m.messageId) === approval.messageId);
       // A prompt whose buttons are gone is pressed as a client that has not refreshed would.
       const button = callbackButtons(message?.replyMarkup ?? message?.initialReplyMarkup).find(
@@ -144,7 +144,7 @@ function isApprovalPrompt(message: BotMessageState): boolean {
   return callbackButtons(message.initialReplyMarkup).some((button) => decodeApprovalPayload(button.callback_data));
 }
 
-function approvalActions(markup: InlineKeyboardMarkup | undefined): ApprovalAction[] {
+function approvalActions(markup: InlineKeyboardMarkup | undefined): PromptAction[] {
   return callbackButtons(markup).flatMap((button) => {
     const decoded = decodeApprovalPayload(button.callback_data);
     return decoded ? [decoded.action] : [];

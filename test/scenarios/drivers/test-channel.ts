@@ -3,7 +3,7 @@
  * other channels' drivers are compared with, and the fastest way to run the
  * shared scenarios.
  */
-import type { ApprovalAction, ChannelDeps, ChatAddress, ChatInfo } from '../../../src/channels/types.js';
+import type { PromptAction, ChannelDeps, ChatAddress, ChatInfo } from '../../../src/channels/types.js';
 import { ChannelError } from '../../../src/errors.js';
 import { TestPlatform, testDm, testGroup, type TestChannel } from '../../support/test-channel.js';
 import type { BotMessage, ScenarioChat, ScenarioDriver, ScenarioUser, SeenApproval } from '../driver.js';
@@ -58,7 +58,7 @@ export function createTestChannelDriver(): TestChannelDriver {
     sendCommand: async (chat, user, name, args = '') => {
       platform.channel.command({ chat: chatInfo(chat), sender: { ...user }, name, args, interaction: true });
     },
-    pressApproval: async (_chat, user, approval: SeenApproval, action: ApprovalAction) => {
+    pressApproval: async (_chat, user, approval: SeenApproval, action: PromptAction) => {
       const record = platform.approvals.find((a) => a.messageId === approval.messageId);
       if (!record) throw new ChannelError(CHANNEL, `no approval prompt in message ${approval.messageId}`);
       platform.channel.press(record.prompt.id, action, { ...user });

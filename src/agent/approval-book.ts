@@ -1,16 +1,19 @@
 /**
- * Pending approvals: persisted before a prompt is shown, claimed exactly once
- * when answered, and found again after a restart.
+ * The approval book: pending approvals persisted before their prompt is
+ * shown, claimed exactly once when answered, and found again after a restart.
+ * The lifecycle around it (asking, expiry, resuming) is the approval flow's.
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { ApprovalAction, ApprovalPrompt, ChatAddress, SentMessage } from '../channels/types.js';
+import type { ApprovalPrompt, ChatAddress, ChatInfo, PromptAction, SentMessage } from '../channels/types.js';
+import type { ToolCall } from '../llm/types.js';
 import type { Namespace, Store } from '../store/store.js';
 import { ChatRecordSchema, ToolCallSchema } from './history.js';
 
+const STATUSES = ['pending', 'approved', 'always', 'denied', 'continued', 'stopped', 'redirected', 'expired', 'cancelled'] as const;
 
-/** How an approval ended. */
-export type ApprovalStatus = 'pending' | 'approved' | 'always' | 'denied' | 'expired' | 'cancelled';
+/** Where an approval stands: waiting, answered with one of its choices, or ended without an answer. */
+export type ApprovalStatus = (typeof STATUSES)[number];
 
 /** A tool call waiting for its requester's answer, with what is needed to resume the turn. */
 export const PendingApprovalSchema = z.object({
@@ -29,7 +32,7 @@ export const PendingApprovalSchema = z.object({
   deferred: z.array(ToolCallSchema),
   createdAt: z.number(),
   expiresAt: z.number(),
-  status: z.enum(['pending', 'approved', 'always', 'denied', 'expired', 'cancelled']),
+  status: z.enum(STATUSES),
   decidedBy: z.string().optional(),
   decidedAt: z.number().optional(),
   prompt: z
@@ -47,7 +50,7 @@ export type ClaimResult =
   | { ok: true; approval: PendingApproval }
   | {
       ok: false;
-      reason: 'unknown' | PressRefusal | 'already_answered' | 'expired';
+      reason: 'unknown' | PressRefusal | 'not_offered' | 'already_answered' | 'expired';
       approval?: PendingApproval;
       /** This press found the approval past its expiry and ended it (its turn must now resume). */
       endedNow?: boolean;
@@ -61,7 +64,7 @@ export interface ApprovalPress {
   name: string;
   /** The conversation the press came from. */
   chat: ChatAddress;
-  action: ApprovalAction;
+  action: PromptAction;
 }
 
 /** Why a press may not answer an approval at all. */
@@ -83,7 +86,26 @@ function sameConversation(a: ChatAddress, b: ChatAddress): boolean {
   return a.channel === b.channel && a.chatId === b.chatId && (a.subId ?? '') === (b.subId ?? '');
 }
 
-const ACTION_STATUS: Record<ApprovalAction, ApprovalStatus> = { approve: 'approved', always: 'always', deny: 'denied' };
+const ACTION_STATUS: Record<PromptAction, ApprovalStatus> = {
+  approve: 'approved',
+  always: 'always',
+  deny: 'denied',
+  continue: 'continued',
+  stop: 'stopped',
+  redirect: 'redirected',
+};
+
+/** The choices an approval's prompt offers. */
+export function actionsOf(approval: Pick<PendingApproval, 'allowAlways'>): PromptAction[] {
+  return approval.allowAlways ? ['approve', 'always', 'deny'] : ['approve', 'deny'];
+}
+
+/** The status a press of `action` gives; undefined when the prompt does not offer it. */
+function statusFor(approval: PendingApproval, action: PromptAction): ApprovalStatus | undefined {
+  // A stale "Always allow" button counts as a plain approval: the person did approve.
+  if (action === 'always' && !approval.allowAlways) return 'approved';
+  return actionsOf(approval).includes(action) ? ACTION_STATUS[action] : undefined;
+}
 
 /** The persisted book of approvals. */
 export class ApprovalBook {
@@ -193,7 +215,11 @@ export class ApprovalBook {
         result = { ok: false, reason: 'expired', approval: expired, endedNow: true };
         return expired;
       }
-      const status = press.action === 'always' && !current.allowAlways ? 'approved' : ACTION_STATUS[press.action];
+      const status = statusFor(current, press.action);
+      if (!status) {
+        result = { ok: false, reason: 'not_offered', approval: current };
+        return current;
+      }
       const decided = { ...current, status, decidedBy: press.name, decidedAt: this.now() };
       result = { ok: true, approval: decided };
       return decided;
@@ -225,14 +251,55 @@ export class ApprovalBook {
   }
 }
 
+/** What a new approval is made of; its id, times and status are filled in. */
+export interface ApprovalRequest {
+  threadKey: string;
+  chat: ChatInfo;
+  requester: { id: string; name: string };
+  /** Qualified user id (`telegram:42`). */
+  userId: string;
+  call: ToolCall;
+  /** Later calls of the same batch that also need approval. */
+  deferred: readonly ToolCall[];
+  /** How the tool describes this call; a generic description when it gave none. */
+  view?: { summary: string; displayArgs: string; allowAlways: boolean } | undefined;
+  /** The model's words before the call, shown as the reason. */
+  reason?: string | undefined;
+}
+
+/** A new pending approval for `request`, expiring `timeoutMs` from `now`. The one place approvals are built. */
+export function newApproval(request: ApprovalRequest, timeoutMs: number, now = Date.now()): PendingApproval {
+  const { view, call } = request;
+  const { channel, chatId, subId, kind, title, scope } = request.chat;
+  const approval: PendingApproval = {
+    id: ApprovalBook.newId(),
+    threadKey: request.threadKey,
+    chat: { channel, chatId, kind, scope, ...(subId !== undefined ? { subId } : {}), ...(title !== undefined ? { title } : {}) },
+    requester: { id: request.requester.id, name: request.requester.name },
+    userId: request.userId,
+    call,
+    summary: view?.summary ?? `Run the tool ${call.name}.`,
+    displayArgs: view?.displayArgs ?? call.arguments.slice(0, 1000),
+    allowAlways: view?.allowAlways ?? false,
+    deferred: [...request.deferred],
+    createdAt: now,
+    expiresAt: now + timeoutMs,
+    status: 'pending',
+  };
+  const reason = request.reason?.trim();
+  if (reason) approval.reason = reason.slice(0, 300);
+  return approval;
+}
+
 /** The channel-neutral prompt of an approval. */
 export function promptOf(approval: PendingApproval): ApprovalPrompt {
   const prompt: ApprovalPrompt = {
     id: approval.id,
+    title: 'Approval needed',
     tool: approval.call.name,
     summary: approval.summary,
     args: approval.displayArgs,
-    allowAlways: approval.allowAlways,
+    actions: actionsOf(approval),
     requestedBy: approval.requester,
     expiresAt: approval.expiresAt,
   };

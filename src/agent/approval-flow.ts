@@ -1,0 +1,190 @@
+/**
+ * The approval flow: the one owner of a question's life. It persists the
+ * question before its prompt is shown, arms its expiry, takes the presses,
+ * ends it on /stop or a new message, shows how it ended, and hands the answer
+ * to whoever waits on it through an injected callback (a chat turn today; a
+ * background job or another instance can wait the same way).
+ */
+import { qualifiedUserId, type ApprovalOutcome, type InboundApprovalAnswer, type InboundMessage } from '../channels/types.js';
+import { promptOf, type ApprovalBook, type ClaimResult, type PendingApproval } from './approval-book.js';
+import type { AgentServices } from './services.js';
+
+/** How a question came to an end, for the work that waits on it. */
+export type ApprovalResumption =
+  | { kind: 'approved'; always: boolean }
+  | { kind: 'denied' }
+  | { kind: 'expired' }
+  | { kind: 'superseded'; messages: InboundMessage[] };
+
+/** Hands an ended question back to the work that asked it. Called once per question. */
+export type ResumeWork = (approval: PendingApproval, how: ApprovalResumption) => void;
+
+/** Texts shown privately to the presser of a button that cannot answer. */
+export const PRESS_NOTICES = {
+  unknown: 'This approval request is no longer valid.',
+  already_answered: 'This request was already answered.',
+  expired: 'This request expired; the action was not run.',
+  wrong_chat: 'This approval belongs to another conversation.',
+  not_offered: 'That choice is not offered on this request.',
+} as const;
+
+/** The services the flow uses. */
+export type FlowServices = Pick<AgentServices, 'approvals' | 'outbox' | 'log'>;
+
+/** The approval flow of a running agent. */
+export class ApprovalFlow {
+  private readonly book: ApprovalBook;
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private closed = false;
+
+  /**
+   * @param resume hands each ended question to its waiting work
+   * @param track keeps background work (an expiry firing) visible to shutdown and idle checks
+   */
+  constructor(
+    private readonly services: FlowServices,
+    private readonly resume: ResumeWork,
+    private readonly track: (work: Promise<unknown>) => void = (work) => void work,
+  ) {
+    this.book = services.approvals;
+  }
+
+  /** Re-arms the expiry of every question still open from before a restart. */
+  async restore(): Promise<void> {
+    for (const approval of await this.book.allPending()) this.armExpiry(approval);
+  }
+
+  /** Disarms every expiry timer (shutdown); the questions stay open for the next start. */
+  close(): void {
+    this.closed = true;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+
+  /** The thread's open question, if one waits. */
+  pendingFor(threadKey: string): Promise<PendingApproval | undefined> {
+    return this.book.pendingFor(threadKey);
+  }
+
+  /**
+   * Asks: the question is persisted, then its prompt shown, then its expiry
+   * armed. False when the prompt could not be shown; the question is then
+   * cancelled (nobody could answer it) and the caller says so.
+   */
+  async ask(approval: PendingApproval): Promise<boolean> {
+    this.services.log.info({ thread: approval.threadKey, tool: approval.call.name, deferred: approval.deferred.length }, 'approval requested');
+    await this.book.create(approval);
+    const shown = await this.book.showPrompt(approval.id, () => this.services.outbox.sendApproval(approval.chat, promptOf(approval)));
+    if (shown) {
+      this.armExpiry(approval);
+      return true;
+    }
+    await this.book.end(approval.id, 'cancelled');
+    return false;
+  }
+
+  /**
+   * A button press (or a typed answer). A press that cannot answer gets a
+   * private notice and changes nothing; an answer resumes the waiting work
+   * first, then thanks the presser and updates the prompt.
+   */
+  async answer(event: InboundApprovalAnswer): Promise<void> {
+    const userId = qualifiedUserId(event.chat.channel, event.sender.id);
+    const claim = await this.book.answer(event.approvalId, { userId, name: event.sender.name, chat: event.chat, action: event.action });
+    if (!claim.ok) {
+      this.services.log.debug({ approval: event.approvalId, reason: claim.reason }, 'approval press refused');
+      if (claim.endedNow && claim.approval) await this.ended(claim.approval, { kind: 'expired' });
+      await this.notify(event, refusalText(claim));
+      return;
+    }
+    const approval = claim.approval;
+    this.services.log.info({ thread: approval.threadKey, tool: approval.call.name, decision: approval.status }, 'approval answered');
+    const denied = approval.status === 'denied';
+    // The work resumes first: a message sent right after the press then joins it,
+    // and a failing notice or prompt edit cannot hold it up.
+    this.disarm(approval.id);
+    this.resume(approval, denied ? { kind: 'denied' } : { kind: 'approved', always: approval.status === 'always' });
+    await this.notify(event, denied ? 'Denied.' : 'Approved.');
+    await this.showOutcome(approval);
+  }
+
+  /**
+   * A new message while the thread's question waits counts as Deny. Returns
+   * the ended question; the caller resumes its work with the new messages.
+   */
+  async supersede(threadKey: string, by: string): Promise<PendingApproval | undefined> {
+    return this.endOpen(threadKey, 'denied', by);
+  }
+
+  /** /stop while a question waits: it is cancelled. Returns the ended question. */
+  async cancel(threadKey: string, by: string): Promise<PendingApproval | undefined> {
+    return this.endOpen(threadKey, 'cancelled', by);
+  }
+
+  /**
+   * Edits the prompt to show how the question ended and removes its buttons.
+   * Cosmetic: a failure is logged and never stops the work that goes on.
+   */
+  async showOutcome(approval: PendingApproval): Promise<void> {
+    try {
+      const shown = await this.book.promptLocation(approval);
+      if (shown) await this.services.outbox.resolveApproval(shown, promptOf(approval), outcomeOf(approval));
+    } catch (error) {
+      this.services.log.warn({ err: error, thread: approval.threadKey }, 'approval prompt not updated');
+    }
+  }
+
+  private async endOpen(threadKey: string, status: 'denied' | 'cancelled', by: string): Promise<PendingApproval | undefined> {
+    const pending = await this.book.pendingFor(threadKey);
+    if (!pending) return undefined;
+    const ended = await this.book.end(pending.id, status, by);
+    if (!ended) return undefined;
+    this.disarm(ended.id);
+    await this.showOutcome(ended);
+    return ended;
+  }
+
+  /** An expired question: its work resumes with the expiry, then the prompt says so. */
+  private async ended(approval: PendingApproval, how: ApprovalResumption): Promise<void> {
+    this.disarm(approval.id);
+    this.resume(approval, how);
+    await this.showOutcome(approval);
+  }
+
+  private armExpiry(approval: PendingApproval): void {
+    if (this.closed) return;
+    this.disarm(approval.id);
+    const delay = Math.max(0, approval.expiresAt - Date.now());
+    const timer = setTimeout(() => {
+      this.timers.delete(approval.id);
+      this.track(this.book.end(approval.id, 'expired').then((ended) => (ended ? this.ended(ended, { kind: 'expired' }) : undefined)));
+    }, Math.min(delay, 2 ** 31 - 1));
+    timer.unref();
+    this.timers.set(approval.id, timer);
+  }
+
+  private disarm(id: string): void {
+    clearTimeout(this.timers.get(id));
+    this.timers.delete(id);
+  }
+
+  /** A private notice to the presser; cosmetic, so a failure is only logged. */
+  private async notify(event: InboundApprovalAnswer, text: string): Promise<void> {
+    try {
+      await event.respond({ text, private: true });
+    } catch (error) {
+      this.services.log.warn({ err: error, channel: event.chat.channel }, 'approval notice not shown');
+    }
+  }
+}
+
+/** The outcome view of an approval's status, for editing its prompt. */
+export function outcomeOf(approval: PendingApproval): ApprovalOutcome {
+  const decision = approval.status === 'pending' ? 'cancelled' : approval.status;
+  return approval.decidedBy ? { decision, by: approval.decidedBy } : { decision };
+}
+
+function refusalText(claim: Extract<ClaimResult, { ok: false }>): string {
+  if (claim.reason === 'not_requester') return `Only ${claim.approval?.requester.name ?? 'the person who asked'} can answer this.`;
+  return PRESS_NOTICES[claim.reason];
+}
