@@ -9,7 +9,7 @@ import type { PermissionStore } from '../tools/permissions.js';
 import type { PolicyStore } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolPipeline } from '../tools/types.js';
-import type { ApprovalBook } from './approvals.js';
+import type { ApprovalBook } from './approval-book.js';
 import type { ThreadHistory } from './history.js';
 import type { Outbox } from './outbox.js';
 import type { TurnJournal } from './turn-journal.js';
