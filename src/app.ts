@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ApprovalBook } from './agent/approval-book.js';
 import { COMMANDS } from './agent/commands.js';
+import { AgentEvents } from './agent/events.js';
 import { ThreadHistory } from './agent/history.js';
 import { Outbox } from './agent/outbox.js';
 import { Runtime } from './agent/runtime.js';
@@ -108,7 +109,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const factories = options.channels ?? (await configuredChannels(config));
   const channels = await Promise.all(factories.map((factory) => factory.create(channelDeps(factory.name))));
   const channelMap = new Map(channels.map((channel) => [channel.name, channel]));
-  const outbox = new Outbox(channelMap, (text) => redactor.redact(text), log);
+  const events = new AgentEvents(log);
+  const outbox = new Outbox(channelMap, (text) => redactor.redact(text), log, events);
   const services: AgentServices = {
     config,
     log,
@@ -122,6 +124,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     usage: new UsageLedger(store),
     outbox,
     journal: new TurnJournal(store, log),
+    events,
   };
   const runtime = new Runtime(services, channels);
   let stopping: Promise<void> | undefined;

@@ -29,7 +29,7 @@ export const PRESS_NOTICES = {
 } as const;
 
 /** The services the flow uses. */
-export type FlowServices = Pick<AgentServices, 'approvals' | 'outbox' | 'log'>;
+export type FlowServices = Pick<AgentServices, 'approvals' | 'outbox' | 'log' | 'events'>;
 
 /** The approval flow of a running agent. */
 export class ApprovalFlow {
@@ -74,12 +74,14 @@ export class ApprovalFlow {
   async ask(approval: PendingApproval): Promise<boolean> {
     this.services.log.info({ thread: approval.threadKey, tool: approval.call.name, deferred: approval.deferred.length }, 'approval requested');
     await this.book.create(approval);
+    this.services.events.emit('approval', { thread: approval.threadKey, tool: approval.call.name, status: 'requested' });
     const shown = await this.book.showPrompt(approval.id, () => this.services.outbox.sendApproval(approval.chat, promptOf(approval)));
     if (shown) {
       this.armExpiry(approval);
       return true;
     }
     await this.book.end(approval.id, 'cancelled');
+    this.services.events.emit('approval', { thread: approval.threadKey, tool: approval.call.name, status: 'cancelled' });
     return false;
   }
 
@@ -126,6 +128,7 @@ export class ApprovalFlow {
    * Cosmetic: a failure is logged and never stops the work that goes on.
    */
   async showOutcome(approval: PendingApproval): Promise<void> {
+    this.services.events.emit('approval', { thread: approval.threadKey, tool: approval.call.name, status: approval.status === 'pending' ? 'cancelled' : approval.status });
     try {
       const shown = await this.book.promptLocation(approval);
       if (shown) await this.services.outbox.resolveApproval(shown, promptOf(approval), outcomeOf(approval));

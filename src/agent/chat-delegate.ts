@@ -19,6 +19,7 @@ import { userMessagesFor } from './inbound-format.js';
 import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from './loop.js';
 import type { TurnPresenter } from './presenter.js';
 import type { FinalizedReply } from './reasoning.js';
+import type { TurnCause, TurnEnd } from './events.js';
 import type { AgentServices } from './services.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { addUsage } from './usage.js';
@@ -48,6 +49,11 @@ export interface TurnState {
   delivery?: Promise<void>;
   /** In a group, the platform id of the latest message the turn answers (the answer replies to it). */
   replyTo?: string;
+  /** What started this unit of work, and when. */
+  cause: TurnCause;
+  startedAt: number;
+  /** How it ended, once it has. */
+  outcome?: TurnEnd;
 }
 
 /** The chat delegate of one turn. */
@@ -178,6 +184,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
       beforeStart: () => (this.turn.inject.length ? SKIPPED_FOR_NEW_MESSAGE : undefined),
     });
     this.turn.presenter.toolsFinished();
+    for (const result of results) this.reportCall(result);
     const waiting = results.filter((result) => result.status === 'needs_approval');
     for (const result of results) {
       if (result.status !== 'needs_approval') ctx.messages.push({ role: 'tool', toolCallId: result.call.id, content: result.content });
@@ -189,6 +196,11 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     };
     if (!waiting.length) return batch;
     return { ...batch, outcome: { type: 'need_approval', pending: this.pendingFor(waiting, content) } };
+  }
+
+  /** Reports a finished tool call as a `tool.call` event. */
+  reportCall(result: CallResult): void {
+    this.services.events.emit('tool.call', { thread: this.turn.record.key, tool: result.call.name, status: result.status, durationMs: result.durationMs });
   }
 
   private pendingFor(waiting: CallResult[], content: string): PendingApproval {
@@ -211,12 +223,33 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
 
   private request(ctx: LoopContext): Promise<LlmResponse> {
     const { presenter, abort } = this.turn;
-    return this.services.provider.complete({
-      messages: ctx.messages,
-      ...(ctx.forceText || !ctx.tools.length ? {} : { tools: ctx.tools }),
-      signal: abort.signal,
-      ...(this.services.config.llm.stream ? { onTextDelta: (delta: string) => presenter.textDelta(delta) } : {}),
-    });
+    return this.observed('reply', () =>
+      this.services.provider.complete({
+        messages: ctx.messages,
+        ...(ctx.forceText || !ctx.tools.length ? {} : { tools: ctx.tools }),
+        signal: abort.signal,
+        ...(this.services.config.llm.stream ? { onTextDelta: (delta: string) => presenter.textDelta(delta) } : {}),
+      }),
+      (response) => response,
+    );
+  }
+
+  /** Runs a model request and reports it as a `model.request` event. */
+  private async observed<T>(purpose: 'reply' | 'compaction', request: () => Promise<T>, responseOf: (result: T) => LlmResponse | undefined): Promise<T> {
+    const { provider, events } = this.services;
+    const started = Date.now();
+    const base = { thread: this.turn.record.key, model: provider.model, purpose };
+    try {
+      const result = await request();
+      // A compaction with nothing old enough to fold made no request.
+      const response = responseOf(result);
+      if (response) events.emit('model.request', { ...base, durationMs: Date.now() - started, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens });
+      return result;
+    } catch (error) {
+      const kind = error instanceof LlmError ? error.kind : 'other';
+      events.emit('model.request', { ...base, durationMs: Date.now() - started, inputTokens: 0, outputTokens: 0, error: kind });
+      throw error;
+    }
   }
 
   private async recordUsage(response: LlmResponse): Promise<void> {
@@ -227,7 +260,10 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
   private async compact(ctx: LoopContext, force = false): Promise<void> {
     const keep = this.services.config.agent.keepRecentMessages;
     const history = ctx.messages.slice(1);
-    const { messages: compacted, response } = await compactHistory(history, this.services.provider, { keep: force ? Math.min(keep, 4) : keep, signal: this.turn.abort.signal });
+    const { messages: compacted, response } = await this.observed('compaction', () =>
+      compactHistory(history, this.services.provider, { keep: force ? Math.min(keep, 4) : keep, signal: this.turn.abort.signal }),
+      (result) => result.response,
+    );
     // The summary is a model call of this turn: it counts toward the person's usage and ceiling.
     if (response) await this.recordUsage(response);
     if (compacted !== history) {

@@ -5,6 +5,7 @@
  */
 import type { ApprovalOutcome, ApprovalPrompt, Channel, ChatAddress, SentMessage } from '../channels/types.js';
 import type { Logger } from '../log.js';
+import type { AgentEventMap, AgentEvents } from './events.js';
 
 /** Retry schedule of outbound calls, after the adapter's own retries. */
 const RETRY_DELAYS_MS = [500, 2_000, 5_000];
@@ -16,6 +17,7 @@ export class Outbox {
     /** Removes secrets from text that leaves the process. */
     readonly redact: (text: string) => string,
     private readonly log: Logger,
+    private readonly events?: AgentEvents,
   ) {}
 
   /** The channel of a chat. */
@@ -52,7 +54,7 @@ export class Outbox {
   /** Edits an approval prompt to show its outcome. */
   async resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
     const shown = this.redactPrompt(prompt);
-    await this.attempt('resolve approval', message.chat, (channel) => channel.resolveApproval(message, shown, outcome));
+    await this.attempt('resolve', message.chat, (channel) => channel.resolveApproval(message, shown, outcome).then(() => true));
   }
 
   /** The prompt with every text the model or a tool wrote redacted: arguments, summary and the model's reason. */
@@ -63,7 +65,15 @@ export class Outbox {
     return shown;
   }
 
-  private async attempt<T>(what: string, chat: ChatAddress, call: (channel: Channel) => Promise<T>): Promise<T | undefined> {
+  /** Runs an outbound call with retries, and reports it as a `message.out` event. */
+  private async attempt<T>(what: AgentEventMap['message.out']['type'], chat: ChatAddress, call: (channel: Channel) => Promise<T>): Promise<T | undefined> {
+    const started = Date.now();
+    const result = await this.retried(what, chat, call);
+    this.events?.emit('message.out', { channel: chat.channel, type: what, ok: result !== undefined, durationMs: Date.now() - started });
+    return result;
+  }
+
+  private async retried<T>(what: string, chat: ChatAddress, call: (channel: Channel) => Promise<T>): Promise<T | undefined> {
     const channel = this.channelOf(chat);
     if (!channel) {
       this.log.error({ channel: chat.channel }, `cannot ${what}: channel not running`);

@@ -202,6 +202,7 @@ export class Runtime {
 
   /** Routes one event. Synchronous up to the runner so per-thread order is kept. */
   private dispatch(event: InboundEvent): void {
+    this.services.events.emit('message.in', { channel: event.chat.channel, thread: threadKeyOf(event.chat), type: event.type });
     switch (event.type) {
       case 'command':
         this.track(this.commands.handle(event));
@@ -217,7 +218,7 @@ export class Runtime {
   private onMessage(event: InboundMessage): void {
     const command = textCommand(event);
     if (command) {
-      this.dispatch(command);
+      this.track(this.commands.handle(command));
       return;
     }
     const key = threadKeyOf(event.chat);

@@ -10,6 +10,7 @@ import type { PolicyStore } from '../tools/policy.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolPipeline } from '../tools/types.js';
 import type { ApprovalBook } from './approval-book.js';
+import type { AgentEvents } from './events.js';
 import type { ThreadHistory } from './history.js';
 import type { Outbox } from './outbox.js';
 import type { TurnJournal } from './turn-journal.js';
@@ -30,4 +31,6 @@ export interface AgentServices {
   outbox: Outbox;
   /** Threads with unfinished work, found again after a restart. */
   journal: TurnJournal;
+  /** What happens, for metrics and progress displays to follow. */
+  events: AgentEvents;
 }

@@ -11,6 +11,7 @@ import { qualifiedUserId } from '../channels/types.js';
 import type { PendingApproval } from './approval-book.js';
 import type { ApprovalFlow, ApprovalResumption } from './approval-flow.js';
 import type { TurnState } from './chat-delegate.js';
+import type { TurnCause } from './events.js';
 import type { OpenTurn, QueuedMessage } from './history.js';
 import { fromQueued, inboxId, keepInInbox } from './inbox.js';
 import { userMessagesFor } from './inbound-format.js';
@@ -200,6 +201,7 @@ export class ThreadRunner {
     } catch (error) {
       this.services.log.error({ err: error, thread: this.key }, 'thread runner failed');
     } finally {
+      if (this.active) this.reportEnd(this.active);
       if (this.current.inject.length && !this.current.abort.signal.aborted) this.queue.unshift(...this.current.inject.splice(0));
       this.delivery = this.active?.delivery;
       const unread = this.unread.splice(0);
@@ -218,17 +220,17 @@ export class ThreadRunner {
       await this.runResume(superseded, { kind: 'superseded', messages }, last.sender);
       return;
     }
-    const turn = await this.newTurn(last.sender);
+    const turn = await this.newTurn('messages', last.sender);
     await this.context.engine.start(turn, messages);
   }
 
   private async runResume(approval: PendingApproval, how: ApprovalResumption, speaker?: Sender): Promise<void> {
-    const turn = await this.newTurn(speaker ?? approval.requester, approval.userId);
+    const turn = await this.newTurn(how.kind === 'superseded' ? 'messages' : 'resume', speaker ?? approval.requester, approval.userId);
     await this.context.engine.resume(turn, approval, how);
   }
 
   private async runRecover(open: OpenTurn): Promise<void> {
-    const turn = await this.newTurn(open.speaker, open.userId);
+    const turn = await this.newTurn('recover', open.speaker, open.userId);
     if (open.replyTo !== undefined) turn.replyTo = open.replyTo;
     // Messages that waited in the inbox would have been read by the interrupted turn.
     turn.inject.push(...this.queue.splice(0));
@@ -244,7 +246,7 @@ export class ThreadRunner {
     });
   }
 
-  private async newTurn(speaker: Sender, userId?: string): Promise<TurnState> {
+  private async newTurn(cause: TurnCause, speaker: Sender, userId?: string): Promise<TurnState> {
     const current = this.current!;
     const record = await this.services.history.load(this.key, this.chat);
     const channel = this.services.outbox.channelOf(this.chat);
@@ -259,8 +261,23 @@ export class ThreadRunner {
       consumed: [],
       presenter: new TurnPresenter(this.services.outbox, this.chat, capabilities),
       iteration: 0,
+      cause,
+      startedAt: Date.now(),
     };
     this.active = turn;
+    this.services.events.emit('turn.started', { thread: this.key, userId: turn.userId, cause });
     return turn;
+  }
+
+  /** Reports the end of a unit of work; one that threw before it ended counts as an error. */
+  private reportEnd(turn: TurnState): void {
+    this.services.events.emit('turn.ended', {
+      thread: this.key,
+      userId: turn.userId,
+      cause: turn.cause,
+      outcome: turn.outcome ?? 'error',
+      iterations: turn.iteration,
+      durationMs: Date.now() - turn.startedAt,
+    });
   }
 }

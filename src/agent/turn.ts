@@ -67,6 +67,7 @@ export class TurnEngine {
     const { record } = turn;
     this.services.log.info({ thread: record.key, phase: open.phase }, 'resuming a turn interrupted by a restart');
     if (open.phase === 'delivering' && open.answer !== undefined) {
+      turn.outcome = 'response';
       await turn.presenter.finish(open.answer, turn.replyTo);
       delete record.turn;
       await this.save(turn);
@@ -100,6 +101,7 @@ export class TurnEngine {
     while (remaining.length) {
       if (turn.abort.signal.aborted) {
         // Stopped while the approved call ran: the rest of the batch is cancelled, not asked.
+        turn.outcome = 'stopped';
         record.messages.push(...remaining.map((rest) => toolResult(rest, APPROVAL_RESULTS.cancelled)));
         this.closeJournal(turn);
         await this.save(turn);
@@ -108,6 +110,7 @@ export class TurnEngine {
       }
       const call = remaining.shift()!;
       const result = await this.services.pipeline.run(call, delegate.toolContext());
+      delegate.reportCall(result);
       if (result.status === 'needs_approval') {
         const next = newApproval({ ...approval, call, deferred: remaining, view: result.approval, reason: undefined }, this.services.config.agent.approvalTimeoutMs);
         await this.save(turn);
@@ -156,6 +159,7 @@ export class TurnEngine {
 
   private async deliver(turn: TurnState, outcome: LoopOutcome<PendingApproval>): Promise<void> {
     const { record, presenter } = turn;
+    turn.outcome = outcome.type;
     this.services.log.debug({ thread: record.key, outcome: outcome.type, iterations: record.lastIteration }, 'turn ended');
     switch (outcome.type) {
       case 'response':
@@ -214,6 +218,7 @@ export class TurnEngine {
   }
 
   private async ask(turn: TurnState, approval: PendingApproval): Promise<void> {
+    turn.outcome = 'need_approval';
     turn.presenter.close();
     if (await this.approvals.ask(approval)) {
       // From here the approval flow holds the turn; the journal can close.
@@ -229,6 +234,7 @@ export class TurnEngine {
   private async fail(turn: TurnState, error: unknown): Promise<void> {
     const { log } = this.services;
     log.error({ err: error, thread: turn.record.key }, 'turn failed');
+    turn.outcome = 'error';
     await this.finish(turn, failureMessage(error));
   }
 
@@ -242,6 +248,7 @@ export class TurnEngine {
     if (how.kind !== 'approved') return toolResult(approval.call, APPROVAL_RESULTS[how.kind]);
     if (how.always) await this.services.permissions.set(approval.userId, approval.call.name, 'alwaysAllow');
     const result = await this.services.pipeline.run(approval.call, delegate.toolContext(), { approved: true });
+    delegate.reportCall(result);
     return toolResult(approval.call, result.content);
   }
 }

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ApprovalBook, newApproval, type PendingApproval } from '../../src/agent/approval-book.js';
 import { ApprovalFlow, type ApprovalResumption } from '../../src/agent/approval-flow.js';
+import { AgentEvents } from '../../src/agent/events.js';
 import { Outbox } from '../../src/agent/outbox.js';
 import { silentLogger } from '../../src/log.js';
 import { Store } from '../../src/store/store.js';
@@ -45,7 +46,7 @@ async function rig(url = `sqlite://${join(dir, `flow-${++files}.sqlite`)}`): Pro
   const book = new ApprovalBook(store);
   const outbox = new Outbox(new Map([[channel.name, channel]]), (text) => text, silentLogger);
   const resumed: Rig['resumed'] = [];
-  const flow = new ApprovalFlow({ approvals: book, outbox, log: silentLogger }, (approval, how) => resumed.push({ approval, how }));
+  const flow = new ApprovalFlow({ approvals: book, outbox, log: silentLogger, events: new AgentEvents() }, (approval, how) => resumed.push({ approval, how }));
   flows.push(flow);
   return { flow, book, platform, resumed, store, url };
 }

@@ -1,0 +1,77 @@
+/**
+ * What happens in a running agent, as typed events: turns starting and
+ * ending, model requests, tool calls, approvals, messages in and out. Metrics
+ * and progress displays subscribe; nothing in a turn waits for them, and a
+ * failing listener is logged, never felt by the turn.
+ */
+import type { Logger } from '../log.js';
+import type { CallStatus } from '../tools/types.js';
+
+/** What set a unit of a thread's work going. */
+export type TurnCause = 'messages' | 'resume' | 'recover';
+
+/** How a turn ended (the loop's outcome, or `error` when it threw). */
+export type TurnEnd = 'response' | 'stopped' | 'max_iterations' | 'need_approval' | 'failure' | 'error';
+
+/** Every event and its payload. Thread keys are `channel:chat[:sub]`; user ids are qualified. */
+export interface AgentEventMap {
+  /** An inbound event reached the agent (before any limit or access check of the agent). */
+  'message.in': { channel: string; thread: string; type: 'message' | 'command' | 'approval' };
+  /** Something was sent or edited on a platform; `ok` false once every attempt failed. */
+  'message.out': { channel: string; type: 'send' | 'edit' | 'approval' | 'resolve'; ok: boolean; durationMs: number };
+  /** A thread's unit of work began. */
+  'turn.started': { thread: string; userId: string; cause: TurnCause };
+  /** It ended; `iterations` counts the model calls of the loop. */
+  'turn.ended': { thread: string; userId: string; cause: TurnCause; outcome: TurnEnd; iterations: number; durationMs: number };
+  /** A model request finished (or failed, with the error's kind). */
+  'model.request': {
+    thread: string;
+    model: string;
+    purpose: 'reply' | 'compaction';
+    durationMs: number;
+    inputTokens: number;
+    outputTokens: number;
+    error?: string;
+  };
+  /** A tool call finished. */
+  'tool.call': { thread: string; tool: string; status: CallStatus; durationMs: number };
+  /** An approval was asked or ended. */
+  'approval': { thread: string; tool: string; status: 'requested' | 'approved' | 'always' | 'denied' | 'continued' | 'stopped' | 'redirected' | 'expired' | 'cancelled' };
+}
+
+/** The name of an event. */
+export type AgentEventName = keyof AgentEventMap;
+
+/** A listener of one event. */
+export type AgentListener<K extends AgentEventName> = (payload: AgentEventMap[K]) => void;
+
+/** The typed event emitter of the agent's services. */
+export class AgentEvents {
+  private readonly listeners = new Map<AgentEventName, Set<AgentListener<never>>>();
+
+  constructor(private readonly log?: Logger) {}
+
+  /** Subscribes to one event; returns the unsubscribe function. */
+  on<K extends AgentEventName>(name: K, listener: AgentListener<K>): () => void {
+    let set = this.listeners.get(name);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(name, set);
+    }
+    set.add(listener as AgentListener<never>);
+    return () => set.delete(listener as AgentListener<never>);
+  }
+
+  /** Calls every listener of `name` synchronously; a listener that throws is logged and skipped. */
+  emit<K extends AgentEventName>(name: K, payload: AgentEventMap[K]): void {
+    const set = this.listeners.get(name);
+    if (!set?.size) return;
+    for (const listener of set) {
+      try {
+        (listener as AgentListener<K>)(payload);
+      } catch (error) {
+        this.log?.warn({ err: error, event: name }, 'event listener failed');
+      }
+    }
+  }
+}
