@@ -15,9 +15,15 @@ const STATUSES = ['pending', 'approved', 'always', 'denied', 'continued', 'stopp
 /** Where an approval stands: waiting, answered with one of its choices, or ended without an answer. */
 export type ApprovalStatus = (typeof STATUSES)[number];
 
-/** A tool call waiting for its requester's answer, with what is needed to resume the turn. */
+/**
+ * A question waiting for its requester's answer, with what is needed to resume
+ * the turn: a tool call to approve (`tool`), or a loop the agent seems stuck
+ * in, to continue, stop or try another way (`loop`; `call` is the last call
+ * that repeated and `summary` says what repeats).
+ */
 export const PendingApprovalSchema = z.object({
   id: z.string(),
+  kind: z.enum(['tool', 'loop']).default('tool'),
   threadKey: z.string(),
   chat: ChatRecordSchema,
   requester: z.object({ id: z.string(), name: z.string() }),
@@ -96,14 +102,20 @@ const ACTION_STATUS: Record<PromptAction, ApprovalStatus> = {
 };
 
 /** The choices an approval's prompt offers. */
-export function actionsOf(approval: Pick<PendingApproval, 'allowAlways'>): PromptAction[] {
+export function actionsOf(approval: Pick<PendingApproval, 'allowAlways' | 'kind'>): PromptAction[] {
+  if (approval.kind === 'loop') return ['continue', 'stop', 'redirect'];
   return approval.allowAlways ? ['approve', 'always', 'deny'] : ['approve', 'deny'];
+}
+
+/** What a question is about, for logs and events: the tool, or `loop`. */
+export function subjectOf(approval: Pick<PendingApproval, 'kind' | 'call'>): string {
+  return approval.kind === 'loop' ? 'loop' : approval.call.name;
 }
 
 /** The status a press of `action` gives; undefined when the prompt does not offer it. */
 function statusFor(approval: PendingApproval, action: PromptAction): ApprovalStatus | undefined {
   // A stale "Always allow" button counts as a plain approval: the person did approve.
-  if (action === 'always' && !approval.allowAlways) return 'approved';
+  if (approval.kind === 'tool' && action === 'always' && !approval.allowAlways) return 'approved';
   return actionsOf(approval).includes(action) ? ACTION_STATUS[action] : undefined;
 }
 
@@ -273,6 +285,7 @@ export function newApproval(request: ApprovalRequest, timeoutMs: number, now = D
   const { channel, chatId, subId, kind, title, scope } = request.chat;
   const approval: PendingApproval = {
     id: ApprovalBook.newId(),
+    kind: 'tool',
     threadKey: request.threadKey,
     chat: { channel, chatId, kind, scope, ...(subId !== undefined ? { subId } : {}), ...(title !== undefined ? { title } : {}) },
     requester: { id: request.requester.id, name: request.requester.name },
@@ -291,8 +304,31 @@ export function newApproval(request: ApprovalRequest, timeoutMs: number, now = D
   return approval;
 }
 
+/** What a loop question is made of. */
+export interface LoopQuestionRequest extends Omit<ApprovalRequest, 'deferred' | 'view' | 'reason'> {
+  /** In plain words, what keeps repeating. */
+  detail: string;
+}
+
+/** A new question to the requester about a loop the turn seems stuck in. */
+export function newLoopQuestion(request: LoopQuestionRequest, timeoutMs: number, now = Date.now()): PendingApproval {
+  const question = newApproval({ ...request, deferred: [], view: { summary: request.detail, displayArgs: '', allowAlways: false } }, timeoutMs, now);
+  return { ...question, kind: 'loop' };
+}
+
 /** The channel-neutral prompt of an approval. */
 export function promptOf(approval: PendingApproval): ApprovalPrompt {
+  if (approval.kind === 'loop') {
+    return {
+      id: approval.id,
+      title: 'I seem to be going in circles',
+      summary: `${approval.summary}
+Shall I continue, stop here, or try another way?`,
+      actions: actionsOf(approval),
+      requestedBy: approval.requester,
+      expiresAt: approval.expiresAt,
+    };
+  }
   const prompt: ApprovalPrompt = {
     id: approval.id,
     title: 'Approval needed',

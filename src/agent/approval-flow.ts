@@ -6,13 +6,15 @@
  * background job or another instance can wait the same way).
  */
 import { qualifiedUserId, type ApprovalOutcome, type InboundApprovalAnswer, type InboundMessage } from '../channels/types.js';
-import { promptOf, type ApprovalBook, type ClaimResult, type PendingApproval } from './approval-book.js';
+import { promptOf, subjectOf, type ApprovalBook, type ClaimResult, type PendingApproval } from './approval-book.js';
 import type { AgentServices } from './services.js';
 
 /** How a question came to an end, for the work that waits on it. */
 export type ApprovalResumption =
   | { kind: 'approved'; always: boolean }
   | { kind: 'denied' }
+  /** A loop question's answer: go on, stop and report, or go on with a note to try another way. */
+  | { kind: 'loop'; choice: 'continue' | 'stop' | 'redirect' }
   | { kind: 'expired' }
   | { kind: 'superseded'; messages: InboundMessage[] };
 
@@ -72,16 +74,16 @@ export class ApprovalFlow {
    * cancelled (nobody could answer it) and the caller says so.
    */
   async ask(approval: PendingApproval): Promise<boolean> {
-    this.services.log.info({ thread: approval.threadKey, tool: approval.call.name, deferred: approval.deferred.length }, 'approval requested');
+    this.services.log.info({ thread: approval.threadKey, tool: subjectOf(approval), deferred: approval.deferred.length }, 'approval requested');
     await this.book.create(approval);
-    this.services.events.emit('approval', { thread: approval.threadKey, tool: approval.call.name, status: 'requested' });
+    this.services.events.emit('approval', { thread: approval.threadKey, tool: subjectOf(approval), status: 'requested' });
     const shown = await this.book.showPrompt(approval.id, () => this.services.outbox.sendApproval(approval.chat, promptOf(approval)));
     if (shown) {
       this.armExpiry(approval);
       return true;
     }
     await this.book.end(approval.id, 'cancelled');
-    this.services.events.emit('approval', { thread: approval.threadKey, tool: approval.call.name, status: 'cancelled' });
+    this.services.events.emit('approval', { thread: approval.threadKey, tool: subjectOf(approval), status: 'cancelled' });
     return false;
   }
 
@@ -100,13 +102,13 @@ export class ApprovalFlow {
       return;
     }
     const approval = claim.approval;
-    this.services.log.info({ thread: approval.threadKey, tool: approval.call.name, decision: approval.status }, 'approval answered');
-    const denied = approval.status === 'denied';
+    this.services.log.info({ thread: approval.threadKey, tool: subjectOf(approval), decision: approval.status }, 'approval answered');
     // The work resumes first: a message sent right after the press then joins it,
     // and a failing notice or prompt edit cannot hold it up.
     this.disarm(approval.id);
-    this.resume(approval, denied ? { kind: 'denied' } : { kind: 'approved', always: approval.status === 'always' });
-    await this.notify(event, denied ? 'Denied.' : 'Approved.');
+    const how = resumptionOf(approval);
+    this.resume(approval, how);
+    await this.notify(event, ANSWER_NOTICES[how.kind === 'loop' ? how.choice : how.kind === 'denied' ? 'denied' : 'approved']);
     await this.showOutcome(approval);
   }
 
@@ -128,7 +130,7 @@ export class ApprovalFlow {
    * Cosmetic: a failure is logged and never stops the work that goes on.
    */
   async showOutcome(approval: PendingApproval): Promise<void> {
-    this.services.events.emit('approval', { thread: approval.threadKey, tool: approval.call.name, status: approval.status === 'pending' ? 'cancelled' : approval.status });
+    this.services.events.emit('approval', { thread: approval.threadKey, tool: subjectOf(approval), status: approval.status === 'pending' ? 'cancelled' : approval.status });
     try {
       const shown = await this.book.promptLocation(approval);
       if (shown) await this.services.outbox.resolveApproval(shown, promptOf(approval), outcomeOf(approval));
@@ -181,10 +183,32 @@ export class ApprovalFlow {
   }
 }
 
+/** What the presser of a button that answered is told. */
+const ANSWER_NOTICES = { approved: 'Approved.', denied: 'Denied.', continue: 'Continuing.', stop: 'Stopping.', redirect: 'Trying another way.' } as const;
+
+/** How an answered question resumes its work. */
+function resumptionOf(approval: PendingApproval): ApprovalResumption {
+  switch (approval.status) {
+    case 'continued':
+      return { kind: 'loop', choice: 'continue' };
+    case 'stopped':
+      return { kind: 'loop', choice: 'stop' };
+    case 'redirected':
+      return { kind: 'loop', choice: 'redirect' };
+    case 'denied':
+      return { kind: 'denied' };
+    default:
+      return { kind: 'approved', always: approval.status === 'always' };
+  }
+}
+
 /** The outcome view of an approval's status, for editing its prompt. */
 export function outcomeOf(approval: PendingApproval): ApprovalOutcome {
   const decision = approval.status === 'pending' ? 'cancelled' : approval.status;
-  return approval.decidedBy ? { decision, by: approval.decidedBy } : { decision };
+  const outcome: ApprovalOutcome = approval.decidedBy ? { decision, by: approval.decidedBy } : { decision };
+  // An unanswered loop question stops the turn; an unanswered approval runs nothing.
+  if (decision === 'expired') outcome.expiredAs = approval.kind === 'loop' ? 'stop' : 'denied';
+  return outcome;
 }
 
 function refusalText(claim: Extract<ClaimResult, { ok: false }>): string {

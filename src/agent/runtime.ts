@@ -274,7 +274,9 @@ export class Runtime {
     const record = await this.services.history.get(key);
     const pending = await this.approvals.pendingFor(key);
     const state = pending
-      ? `waiting for ${pending.requester.name} to approve \`${pending.call.name}\``
+      ? pending.kind === 'loop'
+        ? `waiting for ${pending.requester.name} to say whether I should go on`
+        : `waiting for ${pending.requester.name} to approve \`${pending.call.name}\``
       : runner?.running
         ? `working (step ${runner.running.iteration} of at most ${this.services.config.agent.maxToolIterations})`
         : runner?.busy

@@ -26,6 +26,14 @@ export const APPROVAL_RESULTS = {
   deferredSkipped: 'Not run: an earlier action of the same batch was not approved.',
 } as const;
 
+/** What the model and the person are told when a loop question is answered. */
+export const LOOP_ANSWERS = {
+  redirect:
+    'The user saw that you were repeating yourself and asked you to try another way. Do not repeat the calls you already made: ' +
+    'take a different approach, or tell the user what is blocking you.',
+  stopped: (detail: string): string => `I stopped here because I was going in circles: ${detail} Tell me how you would like me to go on.`,
+} as const;
+
 /** Runs turns. */
 export class TurnEngine {
   constructor(
@@ -83,6 +91,7 @@ export class TurnEngine {
 
   /** Continues a turn whose approval was answered (or expired, or overtaken by a new message). */
   async resume(turn: TurnState, approval: PendingApproval, how: ApprovalResumption): Promise<void> {
+    if (approval.kind === 'loop') return this.resumeLoop(turn, approval, how);
     const { record } = turn;
     if (how.kind === 'superseded') turn.consumed.push(...how.messages.map(inboxId));
     // Journaled before the approved call runs: a crash during it resumes the turn
@@ -124,8 +133,33 @@ export class TurnEngine {
     await this.loop(turn);
   }
 
-  /** Writes results for an approval cancelled by /stop so the history stays well formed. */
+  /**
+   * Continues a turn after its loop question: Continue runs the loop again
+   * with fresh detectors, Try another way adds a note to the model first, and
+   * Stop (or no answer in time) ends the turn with what was repeating. A new
+   * message instead of an answer is read as the person's direction.
+   */
+  private async resumeLoop(turn: TurnState, question: PendingApproval, how: ApprovalResumption): Promise<void> {
+    const { record } = turn;
+    if (how.kind === 'superseded') turn.consumed.push(...how.messages.map(inboxId));
+    record.turn = openTurn(turn);
+    const choice = how.kind === 'loop' ? how.choice : how.kind === 'superseded' ? 'continue' : 'stop';
+    if (choice === 'stop') {
+      turn.outcome = 'response';
+      const text = LOOP_ANSWERS.stopped(question.summary);
+      record.messages.push({ role: 'assistant', content: text });
+      await this.finish(turn, text);
+      return;
+    }
+    if (choice === 'redirect') record.messages.push({ role: 'user', content: LOOP_ANSWERS.redirect });
+    if (how.kind === 'superseded') record.messages.push(...userMessagesFor(how.messages, turn.chat.kind, []));
+    await this.save(turn);
+    await this.loop(turn);
+  }
+
+  /** Writes results for an approval cancelled by /stop so the history stays well formed (a loop question has none to write). */
   static cancelResults(record: ThreadRecord, approval: PendingApproval): void {
+    if (approval.kind === 'loop') return;
     record.messages.push(toolResult(approval.call, APPROVAL_RESULTS.cancelled));
     record.messages.push(...approval.deferred.map((call) => toolResult(call, APPROVAL_RESULTS.cancelled)));
   }
@@ -245,6 +279,8 @@ export class TurnEngine {
   }
 
   private async resultFor(approval: PendingApproval, how: ApprovalResumption, delegate: ChatDelegate): Promise<ChatMessage> {
+    // A tool approval never resumes with a loop answer; read one as a refusal all the same.
+    if (how.kind === 'loop') return toolResult(approval.call, APPROVAL_RESULTS.denied);
     if (how.kind !== 'approved') return toolResult(approval.call, APPROVAL_RESULTS[how.kind]);
     if (how.always) await this.services.permissions.set(approval.userId, approval.call.name, 'alwaysAllow');
     const result = await this.services.pipeline.run(approval.call, delegate.toolContext(), { approved: true });

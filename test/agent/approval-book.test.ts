@@ -67,6 +67,7 @@ function press(userId: string, action: ApprovalPress['action'], name: string, ch
 function approval(overrides: Partial<PendingApproval> = {}): PendingApproval {
   return {
     id: ApprovalBook.newId(),
+    kind: 'tool',
     threadKey: THREAD,
     chat: { ...CHAT, kind: 'dm', scope: 'telegram' },
     requester: { id: '7', name: 'Alice' },

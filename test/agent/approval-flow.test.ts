@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ApprovalBook, newApproval, type PendingApproval } from '../../src/agent/approval-book.js';
+import { ApprovalBook, newApproval, newLoopQuestion, type PendingApproval } from '../../src/agent/approval-book.js';
 import { ApprovalFlow, type ApprovalResumption } from '../../src/agent/approval-flow.js';
 import { AgentEvents } from '../../src/agent/events.js';
 import { Outbox } from '../../src/agent/outbox.js';
@@ -126,7 +126,7 @@ describe('ApprovalFlow', () => {
     await r.flow.ask(q);
     await until(() => r.resumed.length > 0 && r.platform.approvals[0]?.state === 'resolved');
     expect(r.resumed.map(({ how }) => how)).toEqual([{ kind: 'expired' }]);
-    expect(r.platform.approvals[0]!.outcome).toEqual({ decision: 'expired' });
+    expect(r.platform.approvals[0]!.outcome).toEqual({ decision: 'expired', expiredAs: 'denied' });
     // A press after the expiry changes nothing.
     await r.flow.answer(r.platform.channel.press(q.id, 'approve', ADA));
     expect(r.resumed).toHaveLength(1);
@@ -144,6 +144,43 @@ describe('ApprovalFlow', () => {
     expect(r.platform.approvals.map((a) => a.outcome?.decision)).toEqual(['denied', 'cancelled']);
     // The caller resumes superseded work itself; the flow hands over nothing here.
     expect(r.resumed).toEqual([]);
+  });
+
+  it('asks a loop question with Continue / Stop / Try another way, and hands back the choice', async () => {
+    const r = await rig();
+    const loop = newLoopQuestion(
+      { threadKey: `test:${DM.chatId}`, chat: DM, requester: ADA, userId: `test:${ADA.id}`, call: { id: 'c9', name: 'web_search', arguments: '{"q":"x"}' }, detail: 'web_search ran 3 times.' },
+      60_000,
+    );
+    await r.flow.ask(loop);
+    const [shown] = r.platform.approvals;
+    expect(shown!.actions).toEqual(['continue', 'stop', 'redirect']);
+    expect(shown!.text).toContain('web_search ran 3 times.');
+    expect(shown!.text).not.toContain('Approval needed');
+    await r.flow.answer(r.platform.channel.press(loop.id, 'approve', ADA));
+    await r.flow.answer(r.platform.channel.press(loop.id, 'always', ADA));
+    expect(r.resumed).toEqual([]);
+    await r.flow.answer(r.platform.channel.press(loop.id, 'redirect', ADA));
+    expect(r.resumed.map(({ how }) => how)).toEqual([{ kind: 'loop', choice: 'redirect' }]);
+    expect(r.platform.approvals[0]).toMatchObject({ state: 'resolved', outcome: { decision: 'redirected', by: 'Ada' } });
+    expect(r.platform.notices.map((n) => n.text)).toEqual([
+      'That choice is not offered on this request.',
+      'That choice is not offered on this request.',
+      'Trying another way.',
+    ]);
+  });
+
+  it('counts an unanswered loop question as Stop', async () => {
+    const r = await rig();
+    const loop = newLoopQuestion(
+      { threadKey: `test:${DM.chatId}`, chat: DM, requester: ADA, userId: `test:${ADA.id}`, call: { id: 'c9', name: 'web_search', arguments: '{}' }, detail: 'web_search ran 3 times.' },
+      50,
+    );
+    await r.flow.ask(loop);
+    await until(() => r.platform.approvals[0]?.state === 'resolved');
+    expect(r.resumed.map(({ how }) => how)).toEqual([{ kind: 'expired' }]);
+    expect(r.platform.approvals[0]!.outcome).toEqual({ decision: 'expired', expiredAs: 'stop' });
+    expect(r.platform.approvals[0]!.text).toContain('Expired (treated as stop)');
   });
 
   it('re-arms the expiry of questions left open by a previous process', async () => {
