@@ -152,17 +152,17 @@ export async function configuredChannels(config: Config): Promise<ChannelFactory
   const factories: ChannelFactory[] = [];
   if (config.telegram.token) {
     const { TelegramChannel } = await import('./channels/telegram/adapter.js');
-    factories.push({ name: 'telegram', create: (deps) => new TelegramChannel(config.telegram, deps) });
+    factories.push({ name: 'telegram', create: (deps) => new TelegramChannel(config.telegram, deps, { owners: config.owners }) });
   }
   if (config.discord.token) {
     const { DiscordChannel } = await import('./channels/discord/adapter.js');
-    factories.push({ name: 'discord', create: (deps) => new DiscordChannel(config.discord, deps) });
+    factories.push({ name: 'discord', create: (deps) => new DiscordChannel(config.discord, deps, { owners: config.owners }) });
   }
   if (config.slack.botToken) {
     const { SlackChannel } = await import('./channels/slack/adapter.js');
     // With only a signing secret given, HTTP mode is what the user means.
     const slack = !config.slack.appToken && config.slack.signingSecret ? { ...config.slack, mode: 'http' as const } : config.slack;
-    factories.push({ name: 'slack', create: (deps) => new SlackChannel(slack, deps) });
+    factories.push({ name: 'slack', create: (deps) => new SlackChannel(slack, deps, { owners: config.owners }) });
   }
   return factories;
 }

@@ -7,6 +7,7 @@ import type { APIApplicationCommandOption, Client, Interaction, Message, Repliab
 import { Events } from 'discord.js';
 import { ChannelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { openDmWarning, type Allowlists } from '../access.js';
 import { approvalPromptText, approvalResolvedText } from '../approval-text.js';
 import { EventQueue } from '../event-queue.js';
 import type {
@@ -21,6 +22,7 @@ import type {
   SentMessage,
 } from '../types.js';
 import { isGuildAdmin } from './admin.js';
+import { discordAllowlists } from './allowlist.js';
 import { approvalButtons } from './approvals.js';
 import { createDiscordClient, type DiscordConfig } from './client.js';
 import { buildSlashCommands, registerCommands, type SlashCommand } from './commands.js';
@@ -50,6 +52,12 @@ export const DISCORD_CAPABILITIES: ChannelCapabilities = {
   typingIntervalMs: 8_000,
 };
 
+/** What the Discord adapter takes besides its config section. */
+export interface DiscordChannelOptions {
+  /** Config `owners` (`discord:123`, ...): the allowlists always admit the Discord ones. */
+  owners?: readonly string[];
+}
+
 /**
  * Discord over the gateway (discord.js v14).
  * @example
@@ -68,19 +76,22 @@ export class DiscordChannel implements Channel {
   private readonly commands: SlashCommand[];
   private readonly responders = new Set<InteractionResponder>();
   private readonly interactionContext: InteractionContext;
+  private readonly allowlists: Allowlists;
   private stopped = false;
 
   constructor(
     private readonly config: DiscordConfig,
     private readonly deps: ChannelDeps,
+    options: DiscordChannelOptions = {},
   ) {
     this.log = deps.log.child({ channel: 'discord' });
     this.secrets = config.token ? [...deps.secrets, config.token] : [...deps.secrets];
     this.client = createDiscordClient(config);
     this.outbound = new DiscordOutbound(this.client, this.log);
     this.commands = buildSlashCommands(deps.commands, this.log);
+    this.allowlists = discordAllowlists(config, options.owners ?? []);
     this.interactionContext = {
-      config,
+      allowlists: this.allowlists,
       commandOptions: new Map<string, readonly APIApplicationCommandOption[]>(
         this.commands.map((command) => [command.name, command.options ?? []]),
       ),
@@ -98,6 +109,8 @@ export class DiscordChannel implements Channel {
     if (!token) throw new ChannelError('discord', 'no bot token configured (set DISCORD_BOT_TOKEN)');
     await connectClient(this.client, token, DISCORD_DEFAULTS.readyTimeoutMs);
     this.log.info({ user: this.client.user?.tag, guilds: this.client.guilds.cache.size }, 'connected to Discord');
+    const openDms = openDmWarning(this.allowlists);
+    if (openDms) this.log.warn(openDms);
     const applicationId = this.client.application?.id ?? this.client.user?.id;
     if (applicationId) {
       await registerCommands(this.client.rest, applicationId, this.config.commandGuildIds, this.commands, this.log);
@@ -169,7 +182,7 @@ export class DiscordChannel implements Channel {
     const botUserId = this.client.user?.id;
     if (!botUserId) return;
     try {
-      const event = toInboundMessage(message, botUserId, this.config);
+      const event = toInboundMessage(message, botUserId, this.config, this.allowlists);
       if (event) this.queue.push(event);
     } catch (error) {
       this.log.error({ err: error, messageId: message.id }, 'could not read a message');

@@ -1,8 +1,9 @@
 /**
- * The configured allowlists. Each list, when not empty, admits only its ids;
- * DMs are checked against the user list only, since they have no guild or
- * guild channel.
+ * Discord's side of the access rule (../access.ts): guilds are its
+ * workspaces, guild channels its conversations (a thread counts as its parent
+ * channel); a DM belongs to no guild and is governed by `allowedUsers`.
  */
+import { admits, allowlists, ownerIdsOn, type Allowlists } from '../access.js';
 import type { DiscordConfig } from './client.js';
 
 /** Who did something, and where. */
@@ -14,21 +15,23 @@ export interface Origin {
   parentId?: string | null;
 }
 
-/** The allowlist keys of the config. */
-export type Allowlists = Pick<DiscordConfig, 'allowedGuilds' | 'allowedChannels' | 'allowedUsers'>;
+/** The allowlist keys of the config, and config `owners` (`discord:123`, ...). */
+export function discordAllowlists(config: Pick<DiscordConfig, 'allowedGuilds' | 'allowedChannels' | 'allowedUsers'>, owners: readonly string[]): Allowlists {
+  return allowlists({
+    users: config.allowedUsers,
+    workspaces: config.allowedGuilds,
+    conversations: config.allowedChannels,
+    owners: ownerIdsOn(owners, 'discord'),
+  });
+}
 
 /** Whether an event from `origin` may reach the agent. */
 export function isAllowed(lists: Allowlists, origin: Origin): boolean {
-  if (!admits(lists.allowedUsers, origin.userId)) return false;
-  if (!origin.guildId) return true;
-  if (!admits(lists.allowedGuilds, origin.guildId)) return false;
-  return admits(lists.allowedChannels, origin.channelId) || admitsListed(lists.allowedChannels, origin.parentId);
-}
-
-function admits(list: readonly string[], id: string): boolean {
-  return list.length === 0 || list.includes(id);
-}
-
-function admitsListed(list: readonly string[], id: string | null | undefined): boolean {
-  return Boolean(id) && list.includes(id as string);
+  return admits(lists, {
+    kind: origin.guildId ? 'group' : 'dm',
+    userId: origin.userId,
+    workspaceId: origin.guildId,
+    conversationId: origin.channelId,
+    parentId: origin.parentId,
+  });
 }

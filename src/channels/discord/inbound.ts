@@ -4,6 +4,7 @@
  * senders or places outside the allowlists).
  */
 import { cleanContent, type Message } from 'discord.js';
+import type { Allowlists } from '../access.js';
 import type { AttachmentMeta, ChatInfo, InboundMessage } from '../types.js';
 import { isAllowed } from './allowlist.js';
 import { chatInfoOf } from './chat.js';
@@ -11,9 +12,9 @@ import type { DiscordConfig } from './client.js';
 import { botIdentityIn, mentionsBot, repliesToBot, stripBotMentions } from './mentions.js';
 
 /** The message as the agent sees it, or undefined when it is ignored. */
-export function toInboundMessage(message: Message, botUserId: string, config: DiscordConfig): InboundMessage | undefined {
+export function toInboundMessage(message: Message, botUserId: string, config: DiscordConfig, lists: Allowlists): InboundMessage | undefined {
   if (!isFromAcceptedAuthor(message, botUserId, config)) return undefined;
-  if (!isAllowed(config, originOf(message))) return undefined;
+  if (!isAllowed(lists, originOf(message))) return undefined;
   const bot = botIdentityIn(message.guild, botUserId);
   const isDm = !message.guildId;
   return {

@@ -13,17 +13,18 @@ import {
   type RepliableInteraction,
 } from 'discord.js';
 import type { Logger } from '../../log.js';
+import { NOT_AVAILABLE, type Allowlists } from '../access.js';
 import { decodeApprovalPayload } from '../approval-payload.js';
 import type { ChatInfo, InboundEvent, Sender } from '../types.js';
 import { isAllowed } from './allowlist.js';
 import { chatInfoOf } from './chat.js';
-import type { DiscordConfig } from './client.js';
 import { answerAutocomplete, commandArgs } from './commands.js';
 import type { InteractionResponder } from './responder.js';
 
 /** What the router needs from the adapter. */
 export interface InteractionContext {
-  config: DiscordConfig;
+  /** Who may use the bot; others are refused with the shared "not available" text. */
+  allowlists: Allowlists;
   /** Options of each registered command, by name, to order arguments. */
   commandOptions: ReadonlyMap<string, readonly APIApplicationCommandOption[]>;
   toolNames(): string[];
@@ -35,12 +36,10 @@ export interface InteractionContext {
 
 /** Shown for buttons of old or foreign messages. */
 export const INVALID_BUTTON_TEXT = 'This button is no longer valid.';
-/** Shown to users outside the allowlists. */
-export const NOT_ALLOWED_TEXT = 'This bot is not available to you here.';
 
 /** Handles one interaction of any kind. */
 export async function routeInteraction(interaction: Interaction, context: InteractionContext): Promise<void> {
-  if (!isAllowed(context.config, originOf(interaction))) return refuse(interaction);
+  if (!isAllowed(context.allowlists, originOf(interaction))) return refuse(interaction);
   if (interaction.isAutocomplete()) return answerAutocomplete(interaction, context.toolNames());
   if (interaction.isChatInputCommand()) return emitCommand(interaction, context);
   if (interaction.isButton()) return emitApprovalAnswer(interaction, context);
@@ -79,7 +78,7 @@ async function emitApprovalAnswer(interaction: ButtonInteraction, context: Inter
 
 async function refuse(interaction: Interaction): Promise<void> {
   if (interaction.isAutocomplete()) await interaction.respond([]);
-  else if (interaction.isRepliable()) await interaction.reply({ content: NOT_ALLOWED_TEXT, flags: MessageFlags.Ephemeral });
+  else if (interaction.isRepliable()) await interaction.reply({ content: NOT_AVAILABLE, flags: MessageFlags.Ephemeral });
 }
 
 function chatOf(interaction: Interaction): ChatInfo {

@@ -11,6 +11,7 @@ import { webApi } from '@slack/bolt';
 import type { Config } from '../../config/schema.js';
 import { ChannelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { openDmWarning } from '../access.js';
 import { EventQueue } from '../event-queue.js';
 import type {
   ApprovalOutcome,
@@ -23,6 +24,7 @@ import type {
   InboundEvent,
   SentMessage,
 } from '../types.js';
+import { slackAllowlists } from './allowlist.js';
 import { ApprovalPressIntake } from './approval-press.js';
 import { SECTION_TEXT_LIMIT } from './blocks.js';
 import { boltLogger } from './bolt-logger.js';
@@ -37,8 +39,10 @@ import { SlackOutbox } from './outbound.js';
 import { SlashCommandIntake } from './slash-command.js';
 import { DEFAULT_RETRY_POLICY, SlackWebApi, webClientOptions, type BotIdentity, type RetryPolicy } from './web-api.js';
 
-/** Knobs for tests and unusual deployments; production needs none. */
+/** Knobs for tests and unusual deployments, and the owners from the composition root. */
 export interface SlackChannelOptions {
+  /** Config `owners` (`slack:U01`, ...): the allowlists always admit the Slack ones. */
+  owners?: readonly string[];
   /**
    * Retry policy of every Web API call. The default retries for about 30
    * minutes; tests set it low (`{ retries: 2, factor: 1, minTimeout: 10, maxTimeout: 50 }`)
@@ -118,6 +122,8 @@ export class SlackChannel implements Channel {
     }
     this.connection = connection;
     this.log.info({ mode: this.config.mode, team: bot.teamId, port: connection.port }, 'slack connected');
+    const openDms = openDmWarning(slackAllowlists({ ...this.config, owners: this.options.owners ?? [] }));
+    if (openDms) this.log.warn(`slack: ${openDms}`);
   }
 
   /** Disconnects and ends the event stream. */
@@ -177,7 +183,7 @@ export class SlackChannel implements Channel {
 
   private register(connection: SlackConnection): void {
     const intake: IntakeDeps = {
-      config: this.config,
+      config: { ...this.config, owners: this.options.owners ?? [] },
       bot: () => this.bot(),
       directory: this.directory,
       threads: new FollowedThreads(this.deps.state, this.log),

@@ -1,12 +1,16 @@
 /**
- * Who may use the bot on Slack. Each list, when not empty, admits only its
- * ids; an empty list admits everyone. The channel list applies to channels,
- * not to DMs, which the user list governs.
+ * Slack's side of the access rule (../access.ts): teams are its workspaces,
+ * channels its conversations. DMs are not subject to the channel list; they
+ * carry their team, so the team list applies to them too.
  */
 import type { Config } from '../../config/schema.js';
+import { admits, allowlists, NOT_AVAILABLE, ownerIdsOn, type Allowlists } from '../access.js';
+import { SLACK } from './chat.js';
 
-/** What a command or button press from outside the allowlists is told (messages are ignored silently). */
-export const NOT_AVAILABLE = 'pincer is not available to you here.';
+export { NOT_AVAILABLE };
+
+/** The allowlist keys of the `slack` config, and config `owners` (`slack:U01`, ...), which the user list always admits. */
+export type SlackAccessConfig = Pick<Config['slack'], 'allowedTeams' | 'allowedUsers' | 'allowedChannels'> & { owners?: readonly string[] };
 
 /** Where an inbound event comes from. */
 export interface EventOrigin {
@@ -16,13 +20,18 @@ export interface EventOrigin {
   isDm: boolean;
 }
 
-/** Whether the configured allowlists admit an event from `origin`. */
-export function isAllowed(config: Config['slack'], origin: EventOrigin): boolean {
-  if (!admits(config.allowedTeams, origin.teamId)) return false;
-  if (!admits(config.allowedUsers, origin.userId)) return false;
-  return origin.isDm || admits(config.allowedChannels, origin.channelId);
+/** The lists in the rule's terms. */
+export function slackAllowlists(config: SlackAccessConfig): Allowlists {
+  return allowlists({
+    users: config.allowedUsers,
+    workspaces: config.allowedTeams,
+    conversations: config.allowedChannels,
+    owners: ownerIdsOn(config.owners ?? [], SLACK),
+  });
 }
 
-function admits(list: string[], id: string | undefined): boolean {
-  return list.length === 0 || (id !== undefined && list.includes(id));
+/** Whether the configured allowlists admit an event from `origin`. */
+export function isAllowed(config: SlackAccessConfig, origin: EventOrigin): boolean {
+  const request = { kind: origin.isDm ? 'dm' : 'group', userId: origin.userId, workspaceId: origin.teamId, conversationId: origin.channelId } as const;
+  return admits(slackAllowlists(config), request);
 }

@@ -8,7 +8,7 @@
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
 import type { AttachmentMeta, ChatKind, InboundEvent, InboundMessage, Sender } from '../types.js';
-import { isAllowed } from './allowlist.js';
+import { isAllowed, type SlackAccessConfig } from './allowlist.js';
 import { chatInfoOf, chatKindOf, groupTitle } from './chat.js';
 import type { SlackDirectory } from './directory.js';
 import type { FollowedThreads } from './followed-threads.js';
@@ -37,7 +37,8 @@ export interface SlackMessageEvent {
 
 /** What the intake of events needs from the adapter. */
 export interface IntakeDeps {
-  config: Config['slack'];
+  /** The `slack` config, with config `owners` for the allowlists. */
+  config: Config['slack'] & Pick<SlackAccessConfig, 'owners'>;
   /** The bot's identity; known once the adapter has started. */
   bot(): BotIdentity;
   directory: SlackDirectory;

@@ -10,6 +10,7 @@ import type { Update } from 'grammy/types';
 import type { Config } from '../../config/schema.js';
 import { ChannelError, ConfigError } from '../../errors.js';
 import type { Logger } from '../../log.js';
+import { openDmWarning } from '../access.js';
 import { approvalPromptText, approvalResolvedText } from '../approval-text.js';
 import { EventQueue } from '../event-queue.js';
 import type {
@@ -23,7 +24,7 @@ import type {
   InboundEvent,
   SentMessage,
 } from '../types.js';
-import { AccessPolicy } from './access.js';
+import { AccessPolicy } from './allowlist.js';
 import { AdminCache } from './admins.js';
 import { approvalKeyboard, NO_KEYBOARD } from './approvals.js';
 import { createBot } from './bot.js';
@@ -106,7 +107,7 @@ export class TelegramChannel implements Channel {
     const api = this.bot.api;
     this.outbound = new Outbound({ api, log: this.log, token: this.token });
     this.admins = new AdminCache(api, this.options.adminCacheMs, this.log, this.token);
-    this.access = new AccessPolicy(config, deps.state, this.options.deniedReplyIntervalMs);
+    this.access = new AccessPolicy(config, deps.state, this.options.deniedReplyIntervalMs, this.options.owners);
     this.callbacks = new CallbackAnswers({
       api,
       log: this.log,
@@ -135,6 +136,8 @@ export class TelegramChannel implements Channel {
     await this.registerCommands();
     if (this.config.mode === 'webhook') await this.startWebhook();
     else await this.startPolling(ledger);
+    const openDms = openDmWarning(this.access.lists);
+    if (openDms) this.log.warn(`telegram: ${openDms}`);
     this.log.info({ bot: bot.username, mode: this.config.mode }, 'telegram: started');
   }
 

@@ -1,9 +1,10 @@
 /**
- * Tuning knobs of the Telegram adapter that are not user configuration: their
- * defaults suit production, tests shorten the waits.
+ * What the Telegram adapter takes besides its config section: tuning knobs
+ * whose defaults suit production (tests shorten the waits), and the owners
+ * from the composition root.
  */
 
-/** Timings and limits of {@link TelegramChannel}; every field is optional. */
+/** Timings, limits and owners of {@link TelegramChannel}; every field is optional. */
 export interface TelegramChannelOptions {
   /** How long one getUpdates long poll is held open by Telegram. */
   pollingTimeoutSeconds?: number;
@@ -25,6 +26,8 @@ export interface TelegramChannelOptions {
   throttle?: boolean;
   /** Minimum time between two denied-access replies to one user. */
   deniedReplyIntervalMs?: number;
+  /** Config `owners` (`telegram:42`, ...): the allowlists always admit the Telegram ones. */
+  owners?: readonly string[];
 }
 
 /** The defaults of {@link TelegramChannelOptions}. */
@@ -39,6 +42,7 @@ export const DefaultTelegramChannelOptions = {
   networkRetryDelayMs: 1000,
   throttle: true,
   deniedReplyIntervalMs: 3_600_000,
+  owners: [],
 } as const satisfies Required<TelegramChannelOptions>;
 
 /** Options with every default filled in. */

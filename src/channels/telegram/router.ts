@@ -1,13 +1,15 @@
 /**
  * Routes one Telegram update to the agent's event queue. Routing only queues:
  * nothing here waits for a turn, so one slow conversation never holds up the
- * updates of another. Updates from outside the allowlists stop here.
+ * updates of another. Updates from outside the allowlists stop here: a
+ * refused DM may get a reply, a refused button press gets a "not available" toast.
  */
 import type { Update } from 'grammy/types';
 import type { Logger } from '../../log.js';
 import type { EventQueue } from '../event-queue.js';
 import type { InboundEvent } from '../types.js';
-import type { AccessPolicy } from './access.js';
+import { NOT_AVAILABLE } from '../access.js';
+import type { AccessPolicy } from './allowlist.js';
 import type { CallbackAnswers } from './callbacks.js';
 import { toInboundEvent, type BotIdentity } from './inbound.js';
 
@@ -36,28 +38,31 @@ export class UpdateRouter {
   private routeMessage(message: NonNullable<Update['message']>, now: number): void {
     const from = message.from;
     if (!from || from.is_bot) return;
-    if (!this.deps.access.allows(String(message.chat.id), String(from.id))) {
-      if (message.chat.type === 'private') this.replyDenied(String(message.chat.id), String(from.id), now);
+    const event = toInboundEvent(message, { bot: this.deps.bot, knownCommands: this.deps.knownCommands, now });
+    const kind = message.chat.type === 'private' ? 'dm' : 'group';
+    if (!this.deps.access.allows(kind, String(message.chat.id), String(from.id))) {
+      if (kind === 'dm') this.replyDenied(String(message.chat.id), String(from.id), now, event?.type === 'command');
       this.deps.log.debug({ chatId: message.chat.id, userId: from.id }, 'telegram: message from outside the allowlists ignored');
       return;
     }
-    const event = toInboundEvent(message, { bot: this.deps.bot, knownCommands: this.deps.knownCommands, now });
     if (event) this.deps.queue.push(event);
   }
 
   private routeCallback(query: NonNullable<Update['callback_query']>, now: number): void {
-    const chatId = String(query.message?.chat.id ?? query.from.id);
-    if (query.from.is_bot || !this.deps.access.allows(chatId, String(query.from.id))) {
+    if (query.from.is_bot) {
       this.deps.callbacks.ignore(query);
       return;
     }
     const event = this.deps.callbacks.toApprovalAnswer(query, now);
-    if (event) this.deps.queue.push(event);
+    if (!event) return;
+    if (this.deps.access.allows(event.chat.kind, event.chat.chatId, event.sender.id)) this.deps.queue.push(event);
+    // Refused: the press is answered with a toast, as the agent's notices are.
+    else void event.respond({ text: NOT_AVAILABLE });
   }
 
-  private replyDenied(chatId: string, userId: string, now: number): void {
+  private replyDenied(chatId: string, userId: string, now: number, command: boolean): void {
     void this.deps.access
-      .deniedReplyFor(userId, now)
+      .deniedReplyFor(userId, now, command)
       .then((text) => (text ? this.deps.sendDenied(chatId, text) : undefined))
       .catch((error: unknown) => {
         this.deps.log.warn({ error: error instanceof Error ? error.message : String(error) }, 'telegram: denied-access reply failed');

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NOT_AVAILABLE } from '../../../src/channels/access.js';
 import type { InboundCommand } from '../../../src/channels/types.js';
 import type { FakeInteraction, FakeUser } from '../../fakes/discord/index.js';
 import { startHarness, type Harness } from './harness.js';
@@ -165,7 +166,7 @@ describe('discord slash commands under config', () => {
     try {
       const refused = h.discord.runCommand(users.other!, h.discord.general.id, 'status');
       const callback = await h.discord.waitFor(() => refused.callbacks[0]);
-      expect(callback).toMatchObject({ type: 4, data: { content: 'This bot is not available to you here.', flags: EPHEMERAL } });
+      expect(callback).toMatchObject({ type: 4, data: { content: NOT_AVAILABLE, flags: EPHEMERAL } });
       h.discord.runCommand(users.allowed!, h.discord.general.id, 'status');
       const command = await h.events.next<InboundCommand>();
       expect(command.sender.id).toBe(users.allowed!.id);

@@ -1,5 +1,7 @@
-import type { Chat } from 'grammy/types';
+import type { Chat, User } from 'grammy/types';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NOT_AVAILABLE } from '../../../src/channels/access.js';
+import { encodeApprovalPayload } from '../../../src/channels/approval-payload.js';
 import type { InboundCommand, InboundMessage } from '../../../src/channels/types.js';
 import { startFakeTelegram, waitFor, type FakeTelegram } from '../../fakes/telegram/index.js';
 import { ALICE, BOB, OTHER_BOT, dmOf, sleep, startChannel, supergroup, type Harness } from './helpers.js';
@@ -162,6 +164,7 @@ describe('Telegram inbound messages', () => {
 });
 
 describe('Telegram allowlists', () => {
+  const CAROL: User = { id: 1003, is_bot: false, first_name: 'Carol' };
   let fake: FakeTelegram;
   let harness: Harness;
 
@@ -187,7 +190,7 @@ describe('Telegram allowlists', () => {
     expect(fake.chatMessages(BOB.id).map((m) => m.plainText)).toEqual(['This bot is private.']);
   });
 
-  it('serves anyone in an allowed chat and nobody elsewhere', async () => {
+  it('serves anyone in an allowed chat and in no other group; DMs are left to allowedUsers', async () => {
     const allowed = supergroup(-100111, 'Allowed');
     const other = supergroup(-100222, 'Other');
     harness = await startChannel(fake, { config: { allowedChats: [String(allowed.id)] } });
@@ -196,8 +199,69 @@ describe('Telegram allowlists', () => {
     fake.sendUserMessage({ chat: allowed, from: BOB, text: 'allowed' });
     await harness.events.next((e) => e.type === 'message' && e.text === 'allowed');
     await sleep(100);
+    expect(harness.events.seen.map((e) => (e.type === 'message' ? e.text : e.type))).toEqual(['dm', 'allowed']);
+  });
+
+  it('with both lists, takes a listed user in DMs and in listed chats only (both lists must admit)', async () => {
+    const allowed = supergroup(-100111, 'Allowed');
+    const other = supergroup(-100222, 'Other');
+    harness = await startChannel(fake, { config: { allowedUsers: [String(ALICE.id)], allowedChats: [String(allowed.id)] } });
+    fake.sendUserMessage({ chat: other, from: ALICE, text: 'alice elsewhere' });
+    fake.sendUserMessage({ chat: allowed, from: BOB, text: 'bob in the allowed chat' });
+    fake.sendUserMessage({ chat: dmOf(BOB), from: BOB, text: 'bob dm' });
+    fake.sendUserMessage({ chat: allowed, from: ALICE, text: 'alice in the allowed chat' });
+    fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: 'alice dm' });
+    await harness.events.next((e) => e.type === 'message' && e.text === 'alice dm');
+    await sleep(100);
+    expect(harness.events.seen.map((e) => (e.type === 'message' ? e.text : e.type))).toEqual(['alice in the allowed chat', 'alice dm']);
+  });
+
+  it('takes the owners as listed users', async () => {
+    harness = await startChannel(fake, {
+      config: { allowedUsers: [String(ALICE.id)] },
+      options: { owners: [`telegram:${BOB.id}`, `discord:${CAROL.id}`] },
+    });
+    fake.sendUserMessage({ chat: dmOf(CAROL), from: CAROL, text: 'an owner elsewhere' });
+    fake.sendUserMessage({ chat: dmOf(BOB), from: BOB, text: 'the owner' });
+    await harness.events.next((e) => e.type === 'message' && e.text === 'the owner');
+    await sleep(100);
     expect(harness.events.seen).toHaveLength(1);
-    expect(fake.chatMessages(BOB.id)).toEqual([]);
+  });
+
+  it('answers a refused command in a DM with the shared refusal, or deniedReply when set, once per interval', async () => {
+    harness = await startChannel(fake, { config: { allowedUsers: [String(ALICE.id)] } });
+    fake.sendUserMessage({ chat: dmOf(BOB), from: BOB, text: '/status' });
+    fake.sendUserMessage({ chat: dmOf(BOB), from: BOB, text: '/start' });
+    await waitFor(() => fake.chatMessages(BOB.id).length > 0, 2000, 'refusal');
+    await sleep(100);
+    expect(fake.chatMessages(BOB.id).map((m) => m.plainText)).toEqual([NOT_AVAILABLE]);
+    await harness.channel.stop();
+
+    harness = await startChannel(fake, { config: { allowedUsers: [String(ALICE.id)], deniedReply: 'Ask Alice for access.' } });
+    fake.sendUserMessage({ chat: dmOf(CAROL), from: CAROL, text: '/status' });
+    await waitFor(() => fake.chatMessages(CAROL.id).length > 0, 2000, 'denied reply');
+    expect(fake.chatMessages(CAROL.id).map((m) => m.plainText)).toEqual(['Ask Alice for access.']);
+    expect(harness.events.seen).toEqual([]);
+  });
+
+  it('ignores a refused command in a group', async () => {
+    const group = supergroup(-100111, 'Open');
+    harness = await startChannel(fake, { config: { allowedUsers: [String(ALICE.id)] } });
+    fake.sendUserMessage({ chat: group, from: BOB, text: '/status@pincer_test_bot' });
+    fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: 'marker' });
+    await harness.events.next((e) => e.type === 'message' && e.text === 'marker');
+    await sleep(100);
+    expect(harness.events.seen).toHaveLength(1);
+    expect(fake.chatMessages(group.id)).toEqual([]);
+  });
+
+  it('answers a refused button press with the shared refusal as a toast', async () => {
+    harness = await startChannel(fake, { config: { allowedUsers: [String(ALICE.id)] } });
+    const sent = await harness.channel.send({ channel: 'telegram', chatId: String(ALICE.id) }, 'a prompt');
+    fake.pressButton({ chat: dmOf(ALICE), from: BOB, messageId: Number(sent.ids[0]), data: encodeApprovalPayload('a1', 'approve') });
+    await waitFor(() => fake.callbackAnswers.length > 0, 2000, 'callback answer');
+    expect(fake.callbackAnswers[0]).toMatchObject({ userId: String(BOB.id), text: NOT_AVAILABLE });
+    expect(harness.events.seen).toEqual([]);
   });
 });
 
