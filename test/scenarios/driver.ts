@@ -38,6 +38,22 @@ export interface SeenApproval {
   actions: PromptAction[];
 }
 
+/** The allowlists a scenario sets, in its people and chats; the driver writes them into its channel's config. */
+export interface ScenarioAccess {
+  /** The user list. */
+  users?: readonly ScenarioUser[];
+  /** The conversation list: groups from `group()`. */
+  conversations?: readonly ScenarioChat[];
+}
+
+/** What a new adapter is configured with besides its deps. */
+export interface ChannelSetup {
+  /** Config `owners`, as `platform:userId` (the harness lists `users[0]`). */
+  owners: readonly string[];
+  /** Allowlists; unset: everyone may use the bot. */
+  access?: ScenarioAccess;
+}
+
 /**
  * Drives one channel's fake platform server. `users[0]` is an owner of the bot
  * (listed in config owners) and an admin of the group; `users[1]` and `users[2]`
@@ -51,8 +67,14 @@ export interface ScenarioDriver {
   setup(): Promise<void>;
   /** Stops the fake platform. */
   teardown(): Promise<void>;
+  /**
+   * Why the channel has no allowlists (say a terminal: one local user, the
+   * owner), or undefined when it has them. The access scenarios are skipped,
+   * showing this reason, instead of faked.
+   */
+  readonly noAllowlists?: string;
   /** A new adapter instance pointed at the fake (called again after a simulated restart). */
-  createChannel(deps: ChannelDeps): Channel;
+  createChannel(deps: ChannelDeps, setup?: ChannelSetup): Channel;
   /** The DM between the bot and `user`. */
   dm(user: ScenarioUser): ScenarioChat;
   /** A group chat (guild channel, supergroup, Slack channel) with every user in it. A fresh one per call. */
@@ -69,4 +91,9 @@ export interface ScenarioDriver {
   approvals(chat: ScenarioChat): SeenApproval[];
   /** Notices only `user` could see (toasts, ephemeral replies), oldest first. */
   privateNotices(user: ScenarioUser): string[];
+}
+
+/** The platform ids of a scenario's allowlists, for a driver's config (empty lists: no restriction). */
+export function allowlistIds(access: ScenarioAccess | undefined): { users: string[]; conversations: string[] } {
+  return { users: (access?.users ?? []).map((user) => user.id), conversations: (access?.conversations ?? []).map((chat) => chat.id) };
 }

@@ -11,7 +11,7 @@ import { parseConfig } from '../../src/config/load.js';
 import type { Config, ConfigInput } from '../../src/config/schema.js';
 import { startFakeLlm, type FakeLlm } from '../fakes/llm/server.js';
 import { Brain } from './brain.js';
-import type { BotMessage, ScenarioChat, ScenarioDriver, ScenarioUser, SeenApproval } from './driver.js';
+import type { BotMessage, ScenarioAccess, ScenarioChat, ScenarioDriver, ScenarioUser, SeenApproval } from './driver.js';
 import { scenarioTools, ToolLog } from './tools.js';
 
 /** A running app wired to a driver and the fake model. */
@@ -84,8 +84,15 @@ function scopedDriver(driver: ScenarioDriver): ScenarioDriver {
   });
 }
 
+/** What a scenario sets up besides config. */
+export interface HarnessOptions {
+  /** Allowlists of the channel (the driver must have them: see `noAllowlists`). */
+  access?: ScenarioAccess;
+}
+
 /** Starts the fake model and the app with `driver`'s channel. */
-export async function startHarness(platform: ScenarioDriver, overrides: ConfigInput = {}): Promise<Harness> {
+export async function startHarness(platform: ScenarioDriver, overrides: ConfigInput = {}, options: HarnessOptions = {}): Promise<Harness> {
+  if (options.access && platform.noAllowlists) throw new Error(`${platform.name} has no allowlists: ${platform.noAllowlists}`);
   const driver = scopedDriver(platform);
   const dataDir = mkdtempSync(join(tmpdir(), `pincer-scenario-${driver.name}-`));
   const brain = new Brain();
@@ -104,7 +111,7 @@ export async function startHarness(platform: ScenarioDriver, overrides: ConfigIn
       ...(process.env.PINCER_TEST_LOG ? { log: createLogger({ level: process.env.PINCER_TEST_LOG, pretty: false }) } : {}),
       provider: undefined,
       tools: scenarioTools(tools),
-      channels: [{ name: platform.name, create: (deps) => platform.createChannel(deps) }],
+      channels: [{ name: platform.name, create: (deps) => platform.createChannel(deps, { owners: config.owners, ...(options.access ? { access: options.access } : {}) }) }],
     });
     await app.start();
     return app;

@@ -5,8 +5,9 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { roundsExhaustedMessage } from '../../src/agent/guards/notices.js';
-import type { ScenarioDriver } from './driver.js';
-import { startHarness, waitFor, waitForApproval, waitForMessage, waitForResolved, type Harness } from './harness.js';
+import { NOT_AVAILABLE } from '../../src/channels/access.js';
+import type { ScenarioChat, ScenarioDriver, ScenarioUser } from './driver.js';
+import { startHarness, waitFor, waitForApproval, waitForMessage, waitForResolved, type Harness, type HarnessOptions } from './harness.js';
 
 /** Defines the suite for one channel. */
 export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
@@ -20,10 +21,16 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
     await h?.close();
   }, 30_000);
 
-  const start = async (overrides = {}) => {
-    h = await startHarness(driver, overrides);
+  const start = async (overrides = {}, options: HarnessOptions = {}) => {
+    h = await startHarness(driver, overrides, options);
     return h;
   };
+  /** Whether any model request carried `text` (as the message answered or as group context). */
+  const modelSaw = (text: string) => h.llm.requests.some((request) => request.messages.some((m) => String(m.content).includes(text)));
+  /** What `user` saw in `chat`: the bot's messages there and the notices only they could see. */
+  const seenBy = (user: ScenarioUser, chat: ScenarioChat) => [...h.driver.messages(chat).map((m) => m.text), ...h.driver.privateNotices(user)];
+  /** Time for a refused event to have gone wherever it would go. */
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
 
   describe(`scenarios on ${driver.name}: conversations`, () => {
     it('answers a DM using a tool', async () => {
@@ -329,6 +336,78 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await waitForMessage(h, dm, 'danger done on reactor');
       await h.driver.sendMessage(dm, alice, 'danger again');
       await waitForApproval(h, dm, 1);
+    });
+  });
+  const accessTitle = `scenarios on ${driver.name}: who may use the bot${driver.noAllowlists ? ` (skipped: ${driver.noAllowlists})` : ''}`;
+  describe(accessTitle, () => {
+    const itAccess = it.skipIf(Boolean(driver.noAllowlists));
+
+    itAccess('with a user list, a listed user and the owner are answered in DMs; anyone else is not', async () => {
+      await start({}, { access: { users: [alice] } });
+      await h.driver.sendMessage(h.driver.dm(bob), bob, 'let me in');
+      await h.driver.sendMessage(h.driver.dm(alice), alice, 'hello from alice');
+      await waitForMessage(h, h.driver.dm(alice), 'echo: hello from alice');
+      // Owners count as listed users: a list that forgets them does not lock them out.
+      await h.driver.sendMessage(h.driver.dm(owner), owner, 'hello from the owner');
+      await waitForMessage(h, h.driver.dm(owner), 'echo: hello from the owner');
+      await settle();
+      expect(modelSaw('let me in')).toBe(false);
+      expect(h.driver.messages(h.driver.dm(bob))).toEqual([]);
+      expect(h.llm.requests).toHaveLength(2);
+    });
+
+    itAccess('with a conversation list, a listed group is answered and another is not; DMs are left to the user list', async () => {
+      const listed = driver.group();
+      const unlisted = driver.group();
+      await start({}, { access: { conversations: [listed] } });
+      await h.driver.sendMessage(unlisted, bob, 'from the unlisted group', { mention: true });
+      await h.driver.sendMessage(listed, bob, 'from the listed group', { mention: true });
+      await waitForMessage(h, listed, 'echo: from the listed group');
+      await h.driver.sendMessage(h.driver.dm(bob), bob, 'from a dm');
+      await waitForMessage(h, h.driver.dm(bob), 'echo: from a dm');
+      await settle();
+      expect(modelSaw('from the unlisted group')).toBe(false);
+      expect(h.driver.messages(unlisted)).toEqual([]);
+    });
+
+    itAccess('with both lists, both must admit: a listed user in an unlisted group is not answered', async () => {
+      const listed = driver.group();
+      const unlisted = driver.group();
+      // "alice, in DMs and in the listed group", not "alice anywhere plus anyone in the group".
+      await start({}, { access: { users: [alice], conversations: [listed] } });
+      await h.driver.sendMessage(unlisted, alice, 'alice elsewhere', { mention: true });
+      await h.driver.sendMessage(listed, bob, 'bob in the listed group', { mention: true });
+      await h.driver.sendMessage(listed, alice, 'alice in the listed group', { mention: true });
+      await waitForMessage(h, listed, 'echo: alice in the listed group');
+      await h.driver.sendMessage(h.driver.dm(alice), alice, 'alice in a dm');
+      await waitForMessage(h, h.driver.dm(alice), 'echo: alice in a dm');
+      await settle();
+      expect(modelSaw('alice elsewhere')).toBe(false);
+      expect(modelSaw('bob in the listed group')).toBe(false);
+      expect(h.driver.messages(unlisted)).toEqual([]);
+    });
+
+    itAccess('a command from outside the allowlists gets the shared refusal and runs nothing', async () => {
+      await start({}, { access: { users: [alice] } });
+      const dm = h.driver.dm(bob);
+      await h.driver.sendCommand(dm, bob, 'status');
+      await waitFor(() => seenBy(bob, dm).includes(NOT_AVAILABLE), () => `the refusal; bob saw ${JSON.stringify(seenBy(bob, dm))}`);
+      await settle();
+      expect(seenBy(bob, dm)).toEqual([NOT_AVAILABLE]);
+      expect(h.llm.requests).toHaveLength(0);
+    });
+
+    itAccess('a button press from outside the allowlists gets the shared refusal and changes nothing', async () => {
+      await start({}, { access: { users: [alice] } });
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note mine alone');
+      const prompt = await waitForApproval(h, dm);
+      await h.driver.pressApproval(dm, bob, prompt, 'approve');
+      await waitFor(() => h.driver.privateNotices(bob).includes(NOT_AVAILABLE), () => `the refusal; bob saw ${JSON.stringify(h.driver.privateNotices(bob))}`);
+      expect(h.tools.notes).toHaveLength(0);
+      expect(h.driver.approvals(dm)[0]!.actions.length).toBeGreaterThan(0);
+      await h.driver.pressApproval(dm, alice, prompt, 'approve');
+      await waitForMessage(h, dm, 'saved note "mine alone"');
     });
   });
 }

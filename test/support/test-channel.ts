@@ -5,6 +5,7 @@
  * {@link TestChannel} is one adapter instance over it, so a simulated restart
  * is `platform.createChannel()` against the same recorded state.
  */
+import { admits, allowlists, NOT_AVAILABLE, ownerIdsOn, type Allowlists } from '../../src/channels/access.js';
 import { approvalPromptText, approvalResolvedText } from '../../src/channels/approval-text.js';
 import { EventQueue } from '../../src/channels/event-queue.js';
 import { splitMessage } from '../../src/channels/split.js';
@@ -37,8 +38,8 @@ export class TestPlatform extends PlatformState {
   private current?: TestChannel;
 
   /** A new adapter over this platform; later injections go to it (a restarted bot's adapter). */
-  createChannel(deps?: ChannelDeps): TestChannel {
-    this.current = new TestChannel(this, deps);
+  createChannel(deps?: ChannelDeps, options?: TestChannelOptions): TestChannel {
+    this.current = new TestChannel(this, deps, options);
     return this.current;
   }
 
@@ -78,20 +79,38 @@ export interface CommandInput {
   interaction?: boolean;
 }
 
+/** The config of one test adapter: its allowlists, as a real adapter's config section holds them. */
+export interface TestChannelOptions {
+  /** User ids; empty or unset: everyone. */
+  allowedUsers?: readonly string[];
+  /** Group chat ids; empty or unset: every group. */
+  allowedChats?: readonly string[];
+  /** Config `owners` (`test:u1`, ...): the allowlists always admit this platform's ones. */
+  owners?: readonly string[];
+}
+
 /**
  * The adapter over a {@link TestPlatform}: the agent's outbound calls are
  * recorded there, and tests inject inbound events with `userMessage`,
- * `command` and `press`.
+ * `command` and `press`. Events from outside the allowlists (the shared
+ * access rule) never reach the agent: they are kept in `platform.refused`, and
+ * a refused command interaction or button press is told it is not available.
  */
 export class TestChannel implements Channel {
   readonly platform: TestPlatform;
   private readonly queue = new EventQueue<InboundEvent>();
   private readonly redactor: Redactor;
+  private readonly allowlists: Allowlists;
 
   /** A channel over `platform`, or over a new platform made from these options. */
-  constructor(platform: TestPlatform | TestPlatformOptions = {}, private readonly deps?: ChannelDeps) {
+  constructor(platform: TestPlatform | TestPlatformOptions = {}, private readonly deps?: ChannelDeps, options: TestChannelOptions = {}) {
     this.platform = platform instanceof TestPlatform ? platform : new TestPlatform(platform);
     this.redactor = createRedactor(deps?.secrets ?? []);
+    this.allowlists = allowlists({
+      users: options.allowedUsers,
+      conversations: options.allowedChats,
+      owners: ownerIdsOn(options.owners ?? [], this.platform.name),
+    });
   }
 
   /** The platform's channel name. */
@@ -236,9 +255,23 @@ export class TestChannel implements Channel {
 
   private inject<E extends InboundEvent>(event: E): E {
     if (this.queue.isClosed) throw new ChannelError(this.name, 'this channel is stopped; inject into platform.channel');
+    if (!this.admits(event)) return this.refuse(event);
     this.platform.rememberChat(event.chat);
     this.platform.inbound.push(event);
     this.queue.push(event);
+    this.platform.changed();
+    return event;
+  }
+
+  private admits(event: InboundEvent): boolean {
+    const { chat, sender } = event;
+    return admits(this.allowlists, { kind: chat.kind, userId: sender.id, workspaceId: null, conversationId: chat.chatId });
+  }
+
+  /** Keeps a refused event; a command interaction or a press is told privately, a message ignored. */
+  private refuse<E extends InboundEvent>(event: E): E {
+    this.platform.refused.push(event);
+    if (event.type !== 'message') void event.respond?.({ text: NOT_AVAILABLE, private: true });
     this.platform.changed();
     return event;
   }

@@ -105,8 +105,10 @@ export class PlatformState {
   readonly approvals: ApprovalRecord[] = [];
   readonly notices: NoticeRecord[] = [];
   readonly typingCalls: TypingRecord[] = [];
-  /** Every event injected, oldest first. */
+  /** Every event injected and passed to the agent, oldest first. */
   readonly inbound: InboundEvent[] = [];
+  /** Every event injected from outside the adapter's allowlists, oldest first. */
+  readonly refused: InboundEvent[] = [];
   /** The commands the latest adapter registered at start. */
   registeredCommands: CommandSpec[] = [];
   private readonly chats = new Map<string, ChatInfo>();
@@ -186,6 +188,7 @@ export class PlatformState {
   transcript(): string {
     const lines = [
       ...this.inbound.map((e) => `in  ${threadKeyOf(e.chat)} ${e.sender.name}: ${describeInbound(e)}`),
+      ...this.refused.map((e) => `refused ${threadKeyOf(e.chat)} ${e.sender.name}: ${describeInbound(e)}`),
       ...this.sent.map((r) => `out ${threadKeyOf(r.chat)} ${r.id}${r.deleted ? ' (deleted)' : ''}: ${r.text}`),
       ...this.approvals.map((a) => `approval ${threadKeyOf(a.chat)} ${a.messageId} [${a.state}]: ${a.prompt.tool}`),
       ...this.notices.map((n) => `notice to ${n.userId}: ${n.text}`),

@@ -10,7 +10,7 @@ import { DiscordChannel } from '../../../src/channels/discord/adapter.js';
 import type { PromptAction, ChannelDeps } from '../../../src/channels/types.js';
 import { DiscordConfigSchema } from '../../../src/config/schema.js';
 import { startFakeDiscord, type CommandOption, type FakeDiscord, type FakeUser, type StoredMessage } from '../../fakes/discord/index.js';
-import type { BotMessage, ScenarioChat, ScenarioDriver, ScenarioUser, SeenApproval } from '../driver.js';
+import { allowlistIds, type BotMessage, type ChannelSetup, type ScenarioChat, type ScenarioDriver, type ScenarioUser, type SeenApproval } from '../driver.js';
 
 /** The driver, with the fake underneath for scenarios that need more. */
 export interface DiscordDriver extends ScenarioDriver {
@@ -70,9 +70,10 @@ export function createDiscordDriver(): DiscordDriver {
       await running?.close();
       running = undefined;
     },
-    createChannel(deps: ChannelDeps) {
-      const config = DiscordConfigSchema.parse({ token: fake().token, apiUrl: fake().apiUrl });
-      latest = new DiscordChannel(config, deps);
+    createChannel(deps: ChannelDeps, setup?: ChannelSetup) {
+      const { users, conversations } = allowlistIds(setup?.access);
+      const config = DiscordConfigSchema.parse({ token: fake().token, apiUrl: fake().apiUrl, allowedUsers: users, allowedChannels: conversations });
+      latest = new DiscordChannel(config, deps, { owners: setup?.owners ?? [] });
       return latest;
     },
     dm: (user) => ({ kind: 'dm', id: fake().dmChannel(member(user)).id }),

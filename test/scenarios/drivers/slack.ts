@@ -11,7 +11,7 @@ import { SlackChannel } from '../../../src/channels/slack/adapter.js';
 import type { PromptAction, ChannelDeps } from '../../../src/channels/types.js';
 import { SlackConfigSchema } from '../../../src/config/schema.js';
 import { messageText, readableText, startFakeSlack, type FakeMessage, type FakeSlack } from '../../fakes/slack/index.js';
-import type { BotMessage, ScenarioChat, ScenarioDriver, ScenarioUser, SeenApproval } from '../driver.js';
+import { allowlistIds, type BotMessage, type ChannelSetup, type ScenarioChat, type ScenarioDriver, type ScenarioUser, type SeenApproval } from '../driver.js';
 
 /** The driver, with the fake underneath for scenarios that need more. */
 export interface SlackDriver extends ScenarioDriver {
@@ -60,9 +60,16 @@ export function createSlackDriver(): SlackDriver {
       await running?.close();
       running = undefined;
     },
-    createChannel(deps: ChannelDeps) {
-      const config = SlackConfigSchema.parse({ botToken: fake().botToken, appToken: fake().appToken, apiUrl: fake().apiUrl });
-      latest = new SlackChannel(config, deps, { clientRetries: RETRIES });
+    createChannel(deps: ChannelDeps, setup?: ChannelSetup) {
+      const { users, conversations } = allowlistIds(setup?.access);
+      const config = SlackConfigSchema.parse({
+        botToken: fake().botToken,
+        appToken: fake().appToken,
+        apiUrl: fake().apiUrl,
+        allowedUsers: users,
+        allowedChannels: conversations,
+      });
+      latest = new SlackChannel(config, deps, { clientRetries: RETRIES, owners: setup?.owners ?? [] });
       return latest;
     },
     dm: (user) => ({ kind: 'dm', id: dmId(user) }),

@@ -12,7 +12,7 @@ import { TelegramChannel } from '../../../src/channels/telegram/adapter.js';
 import type { PromptAction, ChannelDeps } from '../../../src/channels/types.js';
 import { TelegramConfigSchema } from '../../../src/config/schema.js';
 import { startFakeTelegram, type BotMessageState, type FakeTelegram } from '../../fakes/telegram/index.js';
-import type { BotMessage, ScenarioChat, ScenarioDriver, ScenarioUser, SeenApproval } from '../driver.js';
+import { allowlistIds, type BotMessage, type ChannelSetup, type ScenarioChat, type ScenarioDriver, type ScenarioUser, type SeenApproval } from '../driver.js';
 
 /** The driver, with the fake underneath for scenarios that need more. */
 export interface TelegramDriver extends ScenarioDriver {
@@ -59,9 +59,11 @@ export function createTelegramDriver(): TelegramDriver {
       await running?.close();
       running = undefined;
     },
-    createChannel: (deps: ChannelDeps) => {
-      const config = TelegramConfigSchema.parse({ token: fake().token, apiRoot: fake().apiRoot });
+    createChannel: (deps: ChannelDeps, setup?: ChannelSetup) => {
+      const { users, conversations } = allowlistIds(setup?.access);
+      const config = TelegramConfigSchema.parse({ token: fake().token, apiRoot: fake().apiRoot, allowedUsers: users, allowedChats: conversations });
       latest = new TelegramChannel(config, deps, {
+        owners: setup?.owners ?? [],
         pollingTimeoutSeconds: 5,
         pollingRetryDelayMs: 100,
         networkRetryDelayMs: 50,

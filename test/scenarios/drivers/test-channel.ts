@@ -6,7 +6,7 @@
 import type { PromptAction, ChannelDeps, ChatAddress, ChatInfo } from '../../../src/channels/types.js';
 import { ChannelError } from '../../../src/errors.js';
 import { TestPlatform, testDm, testGroup, type TestChannel } from '../../support/test-channel.js';
-import type { BotMessage, ScenarioChat, ScenarioDriver, ScenarioUser, SeenApproval } from '../driver.js';
+import { allowlistIds, type BotMessage, type ChannelSetup, type ScenarioChat, type ScenarioDriver, type ScenarioUser, type SeenApproval } from '../driver.js';
 
 const CHANNEL = 'test';
 
@@ -14,7 +14,7 @@ const CHANNEL = 'test';
 export interface TestChannelDriver extends ScenarioDriver {
   readonly platform: TestPlatform;
   /** A new adapter over the same platform (a restarted bot's adapter). */
-  createChannel(deps: ChannelDeps): TestChannel;
+  createChannel(deps: ChannelDeps, setup?: ChannelSetup): TestChannel;
 }
 
 /**
@@ -39,7 +39,10 @@ export function createTestChannelDriver(): TestChannelDriver {
     teardown: async () => {
       await platform.latestChannel?.stop();
     },
-    createChannel: (deps: ChannelDeps) => platform.createChannel(deps),
+    createChannel: (deps: ChannelDeps, setup?: ChannelSetup) => {
+      const { users, conversations } = allowlistIds(setup?.access);
+      return platform.createChannel(deps, { allowedUsers: users, allowedChats: conversations, owners: setup?.owners ?? [] });
+    },
     dm: (user) => ({ kind: 'dm', id: testDm(user.id, CHANNEL).chatId }),
     group: () => {
       groups++;
