@@ -5,7 +5,7 @@
  */
 import type { Channel, CommandSpec, InboundCommand } from '../channels/types.js';
 import { qualifiedUserId, threadKeyOf } from '../channels/types.js';
-import { decideApproval } from '../tools/approval.js';
+import { decideApproval } from '../tools/approval-rule.js';
 import { GLOBAL_SCOPE } from '../tools/policy.js';
 import { staticRequirement } from '../tools/requirement.js';
 import type { PolicyMode } from '../tools/types.js';

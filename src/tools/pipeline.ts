@@ -16,7 +16,7 @@ import type { Logger } from '../log.js';
 import { sanitizeMessage, sanitizeToolOutput, type SanitizeOptions } from '../safety/sanitize.js';
 import type { Redactor } from '../safety/secrets.js';
 import type { Store } from '../store/store.js';
-import { decideApproval } from './approval.js';
+import { decideApproval } from './approval-rule.js';
 import { createAuditLog, type AuditLog } from './audit.js';
 import { runBatch } from './batch.js';
 import type { PermissionStore } from './permissions.js';

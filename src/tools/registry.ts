@@ -5,7 +5,7 @@
  */
 import { ConfigError } from '../errors.js';
 import type { ToolDefinition } from '../llm/types.js';
-import { isHidden } from './approval.js';
+import { isHidden } from './approval-rule.js';
 import { staticRequirement } from './requirement.js';
 import { toolParametersSchema, type JsonSchema } from './schema.js';
 import type { ApprovalContext, Permission, PolicyMode, Tool } from './types.js';

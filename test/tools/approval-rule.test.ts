@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideApproval, isHidden } from '../../src/tools/approval.js';
+import { decideApproval, isHidden } from '../../src/tools/approval-rule.js';
 import type { ApprovalContext, ApprovalDecision, ApprovalRequirement, Permission, PolicyMode } from '../../src/tools/types.js';
 
 /*
