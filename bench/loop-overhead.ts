@@ -13,6 +13,7 @@ import { runAgenticLoop, type LoopContext, type LoopDelegate } from '../src/agen
 import { LlmConfigSchema } from '../src/config/schema.js';
 import { OpenAiProvider } from '../src/llm/openai-provider.js';
 import type { ToolCall } from '../src/llm/types.js';
+import { DEFAULT_LOOP_GUARDS } from '../src/config/schema.js';
 import { startFakeLlm, textReply, toolCallReply, type FakeLlmRequest } from '../test/fakes/llm/server.js';
 
 const TOOL = { name: 'add_one', description: 'Adds one to a number.', parameters: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] } };
@@ -63,7 +64,7 @@ async function engineLoop(provider: OpenAiProvider, iterations: number): Promise
     async executeToolCalls(calls: ToolCall[], content: string, ctx: LoopContext) {
       ctx.messages.push({ role: 'assistant', content: content || null, toolCalls: calls });
       for (const call of calls) ctx.messages.push({ role: 'tool', toolCallId: call.id, content: addOne(call.arguments) });
-      return { allFailed: false, allSucceeded: true };
+      return { allFailed: false, allSucceeded: true, calls: calls.map((call) => ({ name: call.name, arguments: call.arguments, ok: true })) };
     },
   };
   const ctx: LoopContext = {
@@ -74,8 +75,9 @@ async function engineLoop(provider: OpenAiProvider, iterations: number): Promise
     tools: [TOOL],
     forceText: false,
   };
-  // The success-repeat guard would (rightly) stop a model repeating itself; the arguments differ each time here.
-  await runAgenticLoop(delegate, ctx, { maxIterations: iterations + 1 });
+  // Every guard runs as in a chat turn, the loop detectors included. They would (rightly) stop a
+  // model repeating itself; the arguments differ each time here.
+  await runAgenticLoop(delegate, ctx, { maxIterations: iterations + 1, detectors: DEFAULT_LOOP_GUARDS });
   return count;
 }
 

@@ -9,10 +9,14 @@ import type { ChatInfo, InboundMessage, Sender } from '../channels/types.js';
 import { LlmError } from '../errors.js';
 import type { LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
 import type { CallResult, ToolContext } from '../tools/types.js';
-import { newApproval, type PendingApproval } from './approval-book.js';
+import { workspaceDirOf } from '../tools/builtin/index.js';
+import { newApproval, newLoopQuestion, type PendingApproval } from './approval-book.js';
 import { compactHistory, estimateTokens } from './compaction.js';
 import { repairHistory } from './history-repair.js';
-import { LAST_TOOL_ROUND_NOTICE, roundsExhaustedMessage } from './guards/notices.js';
+import { checkClaims, claimsCorrection } from './guards/claims.js';
+import type { LoopFinding, ObservedCall } from './guards/loop-detector.js';
+import { LAST_TOOL_ROUND_NOTICE, loopStoppedMessage, roundsExhaustedMessage } from './guards/notices.js';
+import { filesWrittenThisTurn } from './guards/turn-writes.js';
 import type { ThreadRecord } from './history.js';
 import { inboxId } from './inbox.js';
 import { userMessagesFor } from './inbound-format.js';
@@ -132,9 +136,10 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     return undefined;
   }
 
-  async callLlm(ctx: LoopContext): Promise<LlmResponse> {
+  async callLlm(ctx: LoopContext, _iteration: number, continuing = false): Promise<LlmResponse> {
     const { presenter } = this.turn;
-    presenter.beginReply();
+    if (continuing) presenter.continueReply();
+    else presenter.beginReply();
     let raw: LlmResponse;
     try {
       raw = await this.request(ctx);
@@ -193,9 +198,40 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     const batch = {
       allFailed: settled.length > 0 && settled.every((r) => r.status === 'error' || r.status === 'rejected'),
       allSucceeded: settled.length > 0 && settled.every((r) => r.status === 'ok'),
+      calls: settled.map(observedCall),
     };
     if (!waiting.length) return batch;
     return { ...batch, outcome: { type: 'need_approval', pending: this.pendingFor(waiting, content) } };
+  }
+
+  /**
+   * A loop the model did not leave after it was told: in a DM the person is
+   * asked (Continue, Stop, Try another way); in a group the turn stops and says
+   * what was repeating.
+   */
+  onLoopDetected(finding: LoopFinding, calls: ToolCall[]): LoopOutcome<PendingApproval> {
+    const { record, speaker, userId, chat } = this.turn;
+    this.services.log.warn({ thread: record.key, detector: finding.detector }, 'the model is going in circles');
+    if (chat.kind !== 'dm') return { type: 'response', text: loopStoppedMessage(finding.summary) };
+    const question = newLoopQuestion(
+      { threadKey: record.key, chat: record.chat, requester: speaker, userId, call: calls[calls.length - 1]!, detail: finding.summary },
+      this.services.config.agent.approvalTimeoutMs,
+    );
+    return { type: 'need_approval', pending: question };
+  }
+
+  /**
+   * Checks a final answer's claims about the workspace: a file it says it
+   * wrote that no call of this turn wrote, or a `path:line` that does not exist.
+   */
+  async reviewAnswer(text: string, ctx: LoopContext): Promise<string | undefined> {
+    const { config } = this.services;
+    if (!config.agent.loopGuards.verifyActions) return undefined;
+    const writes = filesWrittenThisTurn(ctx.messages);
+    const problems = await checkClaims(text, { changed: writes.files, writesUnknown: writes.opaque, workspaceDir: workspaceDirOf(config) });
+    if (!problems.length) return undefined;
+    this.services.log.info({ thread: this.turn.record.key, problems: problems.length }, 'answer makes claims the workspace does not bear out; asking for a correction');
+    return claimsCorrection(problems);
   }
 
   /** Reports a finished tool call as a `tool.call` event. */
@@ -298,7 +334,21 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
       chat: this.turn.chat,
       speaker: this.turn.speaker,
       tools: ctx.forceText ? [] : ctx.tools,
+      selfCheck: config.agent.loopGuards.selfCheck,
       now: new Date(),
     });
   }
+}
+
+/** A settled call as the loop detectors see it. */
+function observedCall(result: CallResult): ObservedCall {
+  const ok = result.status === 'ok';
+  const call: ObservedCall = { name: result.call.name, arguments: result.call.arguments, ok };
+  if (!ok) call.error = firstLine(result.content);
+  return call;
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n').find((candidate) => candidate.trim() && !candidate.startsWith('<tool_output')) ?? '';
+  return line.trim().slice(0, 120);
 }

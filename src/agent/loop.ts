@@ -4,17 +4,15 @@
  * order of steps and the guards that keep a model from looping forever.
  */
 import type { ChatMessage, LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
+import { CONTINUE_PROMPT, stitch } from './guards/continuation.js';
 import { batchFingerprint } from './guards/fingerprint.js';
-import {
-  REPEATED_FAILURE_NOTICE,
-  REPEATED_SUCCESS_NOTICE,
-  REPEATED_TEXT_NOTICE,
-  TRUNCATED_CALLS_NOTICE,
-} from './guards/notices.js';
+import { LoopDetector, type LoopFinding, type LoopDetectorConfig, type ObservedCall } from './guards/loop-detector.js';
+import { REPEATED_FAILURE_NOTICE, REPEATED_SUCCESS_NOTICE, TRUNCATED_ANSWER_NOTE, TRUNCATED_CALLS_NOTICE } from './guards/notices.js';
 import { RepeatedBatchTracker } from './guards/repeated-batches.js';
-import { cutRepetition, findRepetition } from './guards/repeated-text.js';
+import { findDegenerateTail, REPETITION_CUT_NOTE } from './guards/repeated-text.js';
 import { signalsToolIntent, TOOL_INTENT_NUDGE } from './guards/tool-intent.js';
-import { finalizeReply, type FinalizedReply } from './reasoning.js';
+import { stripReasoning, stripToolMarkup } from '../llm/clean-output.js';
+import { EMPTY_REPLY_FALLBACK, finalizeReply, type FinalizedReply } from './reasoning.js';
 
 /** The answer when the model calls tools after being told to answer in text, and writes nothing else. */
 export const FORCED_TEXT_FALLBACK = 'I could not finish this with the steps I am allowed to take. Tell me how to narrow it down and I will try again.';
@@ -54,6 +52,12 @@ export interface BatchOutcome<P = unknown> {
   allFailed: boolean;
   /** Every call of the batch succeeded. */
   allSucceeded: boolean;
+  /**
+   * Each settled call, in order, with whether it succeeded: what the loop
+   * detectors watch. Without it, every call counts as failed when the whole
+   * batch failed and as succeeded otherwise.
+   */
+  calls?: ObservedCall[];
 }
 
 /**
@@ -65,8 +69,12 @@ export interface LoopDelegate<P = unknown> {
   checkSignals?(ctx: LoopContext): Promise<LoopSignal> | LoopSignal;
   /** Before each model call: refresh tools, enforce a cost ceiling, add a nudge. An outcome ends the loop. */
   beforeLlmCall?(ctx: LoopContext, iteration: number): Promise<LoopOutcome<P> | undefined> | LoopOutcome<P> | undefined;
-  /** Calls the model and returns its reply as it came: the loop cleans it. Throws LlmError on failure. */
-  callLlm(ctx: LoopContext, iteration: number): Promise<LlmResponse>;
+  /**
+   * Calls the model and returns its reply as it came: the loop cleans it. Throws
+   * LlmError on failure. `continuing` is set when the call continues a text
+   * reply cut by the output limit (its text follows the previous one's).
+   */
+  callLlm(ctx: LoopContext, iteration: number, continuing?: boolean): Promise<LlmResponse>;
   /**
    * Observes the cleaned reply before the loop acts on it: its tool calls include
    * those recovered from text, and `anomaly` says when a fallback sentence replaced it.
@@ -74,8 +82,20 @@ export interface LoopDelegate<P = unknown> {
   onReply?(reply: FinalizedReply, ctx: LoopContext): Promise<void> | void;
   /** A text reply that is not a nudged tool intent. */
   handleTextResponse(text: string, response: LlmResponse, ctx: LoopContext): Promise<TextAction<P>> | TextAction<P>;
+  /**
+   * Looks at a final text answer before it is handed over, once per run: a
+   * returned message (e.g. "you said you wrote notes.md, but nothing wrote it")
+   * goes to the model, which answers again.
+   */
+  reviewAnswer?(text: string, ctx: LoopContext): Promise<string | undefined> | string | undefined;
   /** Runs a batch of tool calls and appends the assistant message and the results to `ctx.messages`. */
   executeToolCalls(calls: ToolCall[], content: string, ctx: LoopContext): Promise<BatchOutcome<P>>;
+  /**
+   * The model kept repeating itself after it was told: the delegate decides
+   * (ask the person, or stop and report). Without it the run ends in a failure
+   * that names what repeated.
+   */
+  onLoopDetected?(finding: LoopFinding, calls: ToolCall[], ctx: LoopContext): Promise<LoopOutcome<P>> | LoopOutcome<P>;
   /** Observes a tool-intent nudge. */
   onToolIntentNudge?(text: string, ctx: LoopContext): void;
   /** After every iteration that did not end the loop. */
@@ -97,6 +117,10 @@ export interface LoopConfig {
   /** Identical successful batches in a row: warning, then forced text. */
   successRepeatWarnAt: number;
   successRepeatForceTextAt: number;
+  /** Continuations asked for a text reply cut by the output limit. */
+  maxContinuations: number;
+  /** Thresholds of the loop detectors (similar calls, windows, cycles, failures); unset: they are off. */
+  detectors?: LoopDetectorConfig;
 }
 
 /** The loop's defaults (SPEC section 4). */
@@ -108,15 +132,21 @@ export const DEFAULT_LOOP_CONFIG = {
   failedRepeatForceTextAt: 4,
   successRepeatWarnAt: 5,
   successRepeatForceTextAt: 6,
+  maxContinuations: 3,
 } as const satisfies LoopConfig;
 
 /** Per-run counters of the guards. */
 class Guards {
   nudgesInARow = 0;
   truncations = 0;
-  repeatedTextSeen = false;
+  answerReviewed = false;
   readonly failures = new RepeatedBatchTracker();
   readonly successes = new RepeatedBatchTracker();
+  readonly detector: LoopDetector | undefined;
+
+  constructor(settings: LoopConfig) {
+    this.detector = settings.detectors ? new LoopDetector(settings.detectors) : undefined;
+  }
 }
 
 /**
@@ -130,7 +160,7 @@ export async function runAgenticLoop<P = unknown>(
   config: Partial<LoopConfig> = {},
 ): Promise<LoopOutcome<P>> {
   const settings: LoopConfig = { ...DEFAULT_LOOP_CONFIG, ...config };
-  const guards = new Guards();
+  const guards = new Guards(settings);
   for (let iteration = 1; iteration <= settings.maxIterations; iteration++) {
     try {
       const outcome = await runIteration(delegate, ctx, settings, guards, iteration);
@@ -158,8 +188,14 @@ async function runIteration<P>(
   const early = await delegate.beforeLlmCall?.(ctx, iteration);
   if (early) return early;
 
-  let response = await callModel(delegate, ctx, iteration);
+  const reply = await callModel(delegate, ctx, iteration);
+  let response = reply.response;
   if (delegate.isStopped?.()) return { type: 'stopped' };
+  // A reply cut while it was looping is not worth continuing: the loop guard cuts it below.
+  if (response.finishReason === 'length' && response.toolCalls.length === 0 && !findDegenerateTail(response.content)) {
+    response = await continueCutText(delegate, ctx, settings, iteration, reply.raw);
+    if (delegate.isStopped?.()) return { type: 'stopped' };
+  }
   if (ctx.forceText && response.toolCalls.length) {
     // No tools were offered; calls made anyway are not run.
     response = { ...response, toolCalls: [], content: response.content.trim() || FORCED_TEXT_FALLBACK };
@@ -173,12 +209,53 @@ async function runIteration<P>(
  * reasoning and stray tool tags go, calls written as text for an offered tool
  * become real calls, and an empty reply becomes the fallback sentence.
  */
-async function callModel<P>(delegate: LoopDelegate<P>, ctx: LoopContext, iteration: number): Promise<LlmResponse> {
+async function callModel<P>(delegate: LoopDelegate<P>, ctx: LoopContext, iteration: number): Promise<{ response: LlmResponse; raw: LlmResponse }> {
   const raw = await delegate.callLlm(ctx, iteration);
   const offered = ctx.forceText ? [] : ctx.tools.map((tool) => tool.name);
   const reply = finalizeReply(raw, offered);
   await delegate.onReply?.(reply, ctx);
-  return reply.response;
+  return { response: reply.response, raw };
+}
+
+/**
+ * Asks the model to go on with a text reply the output limit cut, up to
+ * `maxContinuations` times, and stitches the pieces without repeating their
+ * overlap. The pieces and the requests to continue leave the conversation
+ * again: it keeps one whole answer. Still cut after that, the answer says so.
+ */
+async function continueCutText<P>(
+  delegate: LoopDelegate<P>,
+  ctx: LoopContext,
+  settings: LoopConfig,
+  iteration: number,
+  first: LlmResponse,
+): Promise<LlmResponse> {
+  const mark = ctx.messages.length;
+  const forceText = ctx.forceText;
+  let response = first;
+  // The pieces keep their edges: a cut can fall between two words or inside one.
+  let text = cleanPiece(first.content).trimStart();
+  // The continuation is text: tools stay unoffered until the answer is whole.
+  ctx.forceText = true;
+  try {
+    for (let round = 0; round < settings.maxContinuations && response.finishReason === 'length'; round++) {
+      ctx.messages.push({ role: 'assistant', content: cleanPiece(response.content) }, { role: 'user', content: CONTINUE_PROMPT });
+      response = await delegate.callLlm(ctx, iteration, true);
+      if (delegate.isStopped?.()) break;
+      text = stitch(text, cleanPiece(response.content));
+    }
+  } finally {
+    ctx.messages.splice(mark);
+    ctx.forceText = forceText;
+  }
+  text = text.trim() || EMPTY_REPLY_FALLBACK;
+  if (response.finishReason === 'length') text = `${text}\n\n${TRUNCATED_ANSWER_NOTE}`;
+  return { ...response, content: text, toolCalls: [], finishReason: response.finishReason };
+}
+
+/** A piece of a reply without reasoning or tool markup, its edges kept. */
+function cleanPiece(content: string): string {
+  return stripToolMarkup(stripReasoning(content));
 }
 
 async function handleText<P>(
@@ -201,12 +278,15 @@ async function handleText<P>(
   guards.failures.reset();
   guards.successes.reset();
 
-  const repetition = findRepetition(text);
-  if (repetition >= 0) {
-    text = cutRepetition(text, repetition);
-    if (!guards.repeatedTextSeen) {
-      guards.repeatedTextSeen = true;
-      ctx.messages.push({ role: 'assistant', content: text }, { role: 'user', content: REPEATED_TEXT_NOTICE });
+  // A degenerate stream is cut where it starts repeating, and the person is told.
+  const loop = findDegenerateTail(text);
+  if (loop) text = `${loop.keep.trimEnd()}\n\n${REPETITION_CUT_NOTE}`;
+
+  if (delegate.reviewAnswer && !guards.answerReviewed) {
+    guards.answerReviewed = true;
+    const correction = await delegate.reviewAnswer(text, ctx);
+    if (correction) {
+      ctx.messages.push({ role: 'assistant', content: text }, { role: 'user', content: correction });
       return undefined;
     }
   }
@@ -236,7 +316,16 @@ async function handleToolCalls<P>(
 
   const failedRepeats = guards.failures.record(fingerprint, batch.allFailed);
   const successRepeats = guards.successes.record(fingerprint, batch.allSucceeded);
-  if (failedRepeats >= settings.failedRepeatWarnAt) {
+  const verdict = guards.detector?.observe(batch.calls ?? observedCalls(response.toolCalls, batch));
+  if (verdict?.action === 'escalate') {
+    if (delegate.onLoopDetected) return delegate.onLoopDetected(verdict.finding, response.toolCalls, ctx);
+    return { type: 'failure', reason: `I kept repeating myself: ${verdict.finding.summary}` };
+  }
+  if (verdict?.action === 'note') {
+    // One note per batch: the detector's says what repeats, and covers the streaks below.
+    ctx.messages.push({ role: 'user', content: verdict.message });
+    if (failedRepeats >= settings.failedRepeatForceTextAt || successRepeats >= settings.successRepeatForceTextAt) ctx.forceText = true;
+  } else if (failedRepeats >= settings.failedRepeatWarnAt) {
     ctx.messages.push({ role: 'user', content: REPEATED_FAILURE_NOTICE });
     if (failedRepeats >= settings.failedRepeatForceTextAt) ctx.forceText = true;
   } else if (successRepeats >= settings.successRepeatWarnAt) {
@@ -244,4 +333,9 @@ async function handleToolCalls<P>(
     if (successRepeats >= settings.successRepeatForceTextAt) ctx.forceText = true;
   }
   return undefined;
+}
+
+/** The calls of a batch as the detectors see them, when the delegate did not say call by call. */
+function observedCalls(calls: readonly ToolCall[], batch: BatchOutcome<unknown>): ObservedCall[] {
+  return calls.map((call) => ({ name: call.name, arguments: call.arguments, ok: !batch.allFailed }));
 }

@@ -48,6 +48,11 @@ export class TurnPresenter {
     this.stream = { text: '', startedAt: Date.now(), lastEditAt: 0 };
   }
 
+  /** A model call that continues the reply being streamed (it was cut by the output limit): its text follows on. */
+  continueReply(): void {
+    if (!this.stream) this.beginReply();
+  }
+
   /** A piece of the model's reply arrived. */
   textDelta(delta: string): void {
     const stream = this.stream;

@@ -12,8 +12,15 @@ export interface PromptFacts {
   chat: ChatInfo;
   speaker: Sender;
   tools: ToolDefinition[];
+  /** Ask the model to check each tool result before relying on it (`agent.loopGuards.selfCheck`). */
+  selfCheck?: boolean;
   now: Date;
 }
+
+/** The self-check instruction for tool results. */
+export const SELF_CHECK_INSTRUCTION =
+  'After each tool result, check it before you rely on it: does it answer what you asked, is it complete, does it match what you expected? ' +
+  'If it looks wrong or partial, say so or try a different step; do not build on a result you have not checked.';
 
 const PLATFORM_NAMES: Record<string, string> = {
   telegram: 'Telegram',
@@ -45,6 +52,7 @@ export function buildSystemPrompt(facts: PromptFacts): string {
   );
   if (facts.tools.length) {
     lines.push(`Tools you can call: ${facts.tools.map((tool) => tool.name).join(', ')}. Call a tool with a structured tool call when it helps; never claim to have used a tool you did not call.`);
+    if (facts.selfCheck) lines.push(SELF_CHECK_INSTRUCTION);
   } else {
     lines.push('You have no tools available right now: answer from what you know.');
   }

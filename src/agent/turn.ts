@@ -10,7 +10,7 @@ import { newApproval, type PendingApproval } from './approval-book.js';
 import type { ApprovalFlow, ApprovalResumption } from './approval-flow.js';
 import { ChatDelegate, type TurnState } from './chat-delegate.js';
 import type { OpenTurn, ThreadRecord } from './history.js';
-import { roundsExhaustedMessage } from './guards/notices.js';
+import { loopStoppedMessage, roundsExhaustedMessage } from './guards/notices.js';
 import { inboxId } from './inbox.js';
 import { userMessagesFor } from './inbound-format.js';
 import { runAgenticLoop, type LoopContext, type LoopOutcome } from './loop.js';
@@ -31,7 +31,7 @@ export const LOOP_ANSWERS = {
   redirect:
     'The user saw that you were repeating yourself and asked you to try another way. Do not repeat the calls you already made: ' +
     'take a different approach, or tell the user what is blocking you.',
-  stopped: (detail: string): string => `I stopped here because I was going in circles: ${detail} Tell me how you would like me to go on.`,
+  stopped: loopStoppedMessage,
 } as const;
 
 /** Runs turns. */
@@ -174,6 +174,8 @@ export class TurnEngine {
       outcome = await runAgenticLoop(delegate, ctx, {
         maxIterations: config.agent.maxToolIterations + 1,
         maxToolIntentNudges: config.agent.maxToolIntentNudges,
+        maxContinuations: config.agent.loopGuards.maxContinuations,
+        detectors: config.agent.loopGuards,
       });
     } catch (error) {
       turn.record.messages = ctx.messages.slice(1);
@@ -262,6 +264,12 @@ export class TurnEngine {
     }
     // Nobody can answer a prompt that was never shown (the flow cancelled it): say so.
     TurnEngine.cancelResults(turn.record, approval);
+    if (approval.kind === 'loop') {
+      const text = loopStoppedMessage(approval.summary);
+      turn.record.messages.push({ role: 'assistant', content: text });
+      await this.finish(turn, text);
+      return;
+    }
     await this.finish(turn, `I needed your approval to run \`${approval.call.name}\`, but could not show the approval buttons here. Nothing was run; please try again.`);
   }
 

@@ -84,6 +84,32 @@ export const LlmConfigSchema = z.strictObject({
   prices: z.record(z.string(), PriceSchema).default({}),
 });
 
+/** The loop guards' defaults (SPEC section 4). */
+export const DEFAULT_LOOP_GUARDS = {
+  similarity: 0.8,
+  similarCallLimit: 3,
+  windowSize: 10,
+  windowRepeats: 3,
+  maxCycleLength: 5,
+  consecutiveFailures: 5,
+  maxContinuations: 3,
+  verifyActions: true,
+  selfCheck: false,
+} as const;
+
+/** Thresholds of the loop guards: the detectors, continuation of cut answers, checks of claims. */
+export const LoopGuardsSchema = z.strictObject({
+  similarity: z.number().min(0.5).max(1).default(DEFAULT_LOOP_GUARDS.similarity),
+  similarCallLimit: z.number().int().min(2).max(50).default(DEFAULT_LOOP_GUARDS.similarCallLimit),
+  windowSize: z.number().int().min(2).max(100).default(DEFAULT_LOOP_GUARDS.windowSize),
+  windowRepeats: z.number().int().min(2).max(100).default(DEFAULT_LOOP_GUARDS.windowRepeats),
+  maxCycleLength: z.number().int().min(2).max(20).default(DEFAULT_LOOP_GUARDS.maxCycleLength),
+  consecutiveFailures: z.number().int().min(2).max(100).default(DEFAULT_LOOP_GUARDS.consecutiveFailures),
+  maxContinuations: z.number().int().min(0).max(10).default(DEFAULT_LOOP_GUARDS.maxContinuations),
+  verifyActions: z.boolean().default(DEFAULT_LOOP_GUARDS.verifyActions),
+  selfCheck: z.boolean().default(DEFAULT_LOOP_GUARDS.selfCheck),
+});
+
 /** The conversation runtime and the agentic loop. */
 export const AgentConfigSchema = z.strictObject({
   name: z.string().default('pincer'),
@@ -103,6 +129,7 @@ export const AgentConfigSchema = z.strictObject({
   approvalTimeoutMs: z.number().int().min(1000).default(600_000),
   shutdownTimeoutMs: z.number().int().min(100).default(10_000),
   toolConcurrency: z.number().int().min(1).max(64).default(4),
+  loopGuards: LoopGuardsSchema.default(DEFAULT_LOOP_GUARDS),
 });
 
 /** Built-in tools. */

@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { LlmError } from '../../src/errors.js';
+import { CONTINUE_PROMPT } from '../../src/agent/guards/continuation.js';
+import type { LoopFinding } from '../../src/agent/guards/loop-detector.js';
 import {
   REPEATED_FAILURE_NOTICE,
   REPEATED_SUCCESS_NOTICE,
-  REPEATED_TEXT_NOTICE,
+  TRUNCATED_ANSWER_NOTE,
   TRUNCATED_CALLS_NOTICE,
 } from '../../src/agent/guards/notices.js';
+import { REPETITION_CUT_NOTE } from '../../src/agent/guards/repeated-text.js';
+import { DEFAULT_LOOP_GUARDS } from '../../src/config/schema.js';
 import { TOOL_INTENT_NUDGE } from '../../src/agent/guards/tool-intent.js';
 import {
   runAgenticLoop,
@@ -20,8 +24,8 @@ import type { FinishReason, LlmResponse, ToolCall } from '../../src/llm/types.js
 
 const usage = { inputTokens: 1, outputTokens: 1, cachedTokens: 0 };
 
-function text(content: string): LlmResponse {
-  return { content, toolCalls: [], finishReason: 'stop', usage, costUsd: 0, model: 'm' };
+function text(content: string, finishReason: FinishReason = 'stop'): LlmResponse {
+  return { content, toolCalls: [], finishReason, usage, costUsd: 0, model: 'm' };
 }
 
 function calls(list: Array<[string, Record<string, unknown> | string]>, finishReason: FinishReason = 'tool_calls', content = ''): LlmResponse {
@@ -39,6 +43,9 @@ class ScriptedDelegate implements LoopDelegate<string> {
   readonly forceTextAtCall: boolean[] = [];
   readonly toolsOfferedAtCall: number[] = [];
   readonly nudges: string[] = [];
+  readonly continuingAtCall: boolean[] = [];
+  readonly loops: LoopFinding[] = [];
+  reviews: Array<string | undefined> = [];
   signals: LoopSignal[] = [];
   failing = new Set<string>();
   outcomeOnExecute: LoopOutcome<string> | undefined;
@@ -56,7 +63,8 @@ class ScriptedDelegate implements LoopDelegate<string> {
     return this.early;
   }
 
-  async callLlm(ctx: LoopContext): Promise<LlmResponse> {
+  async callLlm(ctx: LoopContext, _iteration: number, continuing = false): Promise<LlmResponse> {
+    this.continuingAtCall.push(continuing);
     this.forceTextAtCall.push(ctx.forceText);
     this.toolsOfferedAtCall.push(ctx.forceText ? 0 : ctx.tools.length);
     if (this.error) throw this.error;
@@ -83,6 +91,15 @@ class ScriptedDelegate implements LoopDelegate<string> {
 
   onToolIntentNudge(textReply: string): void {
     this.nudges.push(textReply);
+  }
+
+  reviewAnswer(): string | undefined {
+    return this.reviews.shift();
+  }
+
+  onLoopDetected(finding: LoopFinding): LoopOutcome<string> {
+    this.loops.push(finding);
+    return { type: 'need_approval', pending: `loop: ${finding.detector}` };
   }
 
   isStopped(): boolean {
@@ -244,14 +261,110 @@ describe('runAgenticLoop', () => {
     });
   });
 
-  it('asks the model again, once, when a reply loops on the same text', async () => {
-    const looping = 'Intro. ' + 'The same sentence comes back again and again. '.repeat(30);
-    const delegate = new ScriptedDelegate([text(looping), text(looping)]);
-    const ctx = context();
-    const outcome = await runAgenticLoop(delegate, ctx);
-    expect(count(ctx, REPEATED_TEXT_NOTICE)).toBe(1);
+  it('cuts a reply that loops at its end, keeps what came before and says it was cut', async () => {
+    const looping = 'Here is the plan for the migration.\n\n' + 'The same sentence comes back again and again. '.repeat(30);
+    const delegate = new ScriptedDelegate([text(looping)]);
+    const outcome = await runAgenticLoop(delegate, context());
     expect(outcome.type).toBe('response');
-    if (outcome.type === 'response') expect(outcome.text.length).toBeLessThan(looping.length / 4);
+    if (outcome.type !== 'response') return;
+    expect(outcome.text.startsWith('Here is the plan for the migration.')).toBe(true);
+    expect(outcome.text).toContain('The same sentence comes back again and again.');
+    expect(outcome.text.endsWith(REPETITION_CUT_NOTE)).toBe(true);
+    expect(outcome.text.length).toBeLessThan(looping.length / 4);
+  });
+
+  it('delivers a long answer that reuses phrases whole', async () => {
+    const paragraphs = Array.from({ length: 20 }, (_, i) => `In step ${i + 1}, as discussed above, we check the inputs and then we check the outputs of part ${i + 1}. ` + 'x'.repeat(400));
+    const long = paragraphs.join('\n\n');
+    const delegate = new ScriptedDelegate([text(long)]);
+    expect(await runAgenticLoop(delegate, context())).toEqual({ type: 'response', text: long });
+  });
+
+  describe('text cut by the output limit (finish_reason length)', () => {
+    it('continues it and stitches the pieces without the overlap, leaving one whole answer', async () => {
+      const delegate = new ScriptedDelegate([text('The first part of the answer ends', 'length'), text('answer ends here, and the rest follows.')]);
+      const ctx = context();
+      const outcome = await runAgenticLoop(delegate, ctx);
+      expect(outcome).toEqual({ type: 'response', text: 'The first part of the answer ends here, and the rest follows.' });
+      expect(delegate.continuingAtCall).toEqual([false, true]);
+      // The pieces and the request to continue do not stay in the conversation.
+      expect(count(ctx, CONTINUE_PROMPT)).toBe(0);
+      expect(ctx.messages.filter((m) => m.role === 'assistant')).toHaveLength(0);
+    });
+
+    it('offers no tools while continuing, and restores them after', async () => {
+      const delegate = new ScriptedDelegate([text('Part one', 'length'), text(' and part two.')]);
+      await runAgenticLoop(delegate, context());
+      expect(delegate.forceTextAtCall).toEqual([false, true]);
+    });
+
+    it('stops after the third continuation and says the answer was cut', async () => {
+      const delegate = new ScriptedDelegate([text('a1', 'length'), text(' b2', 'length'), text(' c3', 'length'), text(' d4', 'length'), text('never')]);
+      const outcome = await runAgenticLoop(delegate, context());
+      expect(delegate.continuingAtCall).toEqual([false, true, true, true]);
+      expect(outcome.type).toBe('response');
+      if (outcome.type === 'response') {
+        expect(outcome.text.startsWith('a1 b2 c3 d4')).toBe(true);
+        expect(outcome.text.endsWith(TRUNCATED_ANSWER_NOTE)).toBe(true);
+      }
+    });
+
+    it('honours maxContinuations', async () => {
+      const delegate = new ScriptedDelegate([text('a1', 'length'), text(' b2', 'length')]);
+      const outcome = await runAgenticLoop(delegate, context(), { maxContinuations: 1 });
+      expect(delegate.continuingAtCall).toEqual([false, true]);
+      if (outcome.type === 'response') expect(outcome.text).toContain(TRUNCATED_ANSWER_NOTE);
+    });
+  });
+
+  describe('answer review', () => {
+    it('sends one correction to the model, then delivers the next answer', async () => {
+      const delegate = new ScriptedDelegate([text('I wrote notes.md.'), text('I did not write notes.md; here it is instead.')]);
+      delegate.reviews = ['You said you wrote notes.md, but nothing wrote it.', 'a second correction is never asked for'];
+      const ctx = context();
+      const outcome = await runAgenticLoop(delegate, ctx);
+      expect(outcome).toEqual({ type: 'response', text: 'I did not write notes.md; here it is instead.' });
+      expect(count(ctx, 'You said you wrote notes.md, but nothing wrote it.')).toBe(1);
+      expect(delegate.reviews).toHaveLength(1);
+    });
+  });
+
+  describe('loop detectors', () => {
+    const detectors = { ...DEFAULT_LOOP_GUARDS };
+
+    it('tells the model about an A,B,A,B cycle, then hands a continuing loop to the delegate', async () => {
+      const a: [string, Record<string, unknown>] = ['search', { q: 'alpha' }];
+      const b: [string, Record<string, unknown>] = ['fetch', { url: 'https://example.com/b' }];
+      const delegate = new ScriptedDelegate([calls([a]), calls([b]), calls([a]), calls([b]), calls([a]), calls([b]), calls([a]), calls([b]), text('never')]);
+      const ctx = context();
+      const outcome = await runAgenticLoop(delegate, ctx, { detectors });
+      expect(outcome).toEqual({ type: 'need_approval', pending: 'loop: cycle' });
+      expect(delegate.loops[0]?.summary).toMatch(/search/);
+      // The model was told first.
+      const notes = ctx.messages.filter((m) => m.role === 'user' && m.content !== 'sys');
+      expect(notes.length).toBeGreaterThanOrEqual(1);
+    });
+
+    it('stays quiet for calls that differ', async () => {
+      const script = Array.from({ length: 8 }, (_, i) => calls([['search', { q: `topic ${i}` }]]));
+      const delegate = new ScriptedDelegate([...script, text('done')]);
+      const ctx = context();
+      expect(await runAgenticLoop(delegate, ctx, { detectors })).toEqual({ type: 'response', text: 'done' });
+      expect(ctx.messages.filter((m) => m.role === 'user')).toHaveLength(0);
+      expect(delegate.loops).toHaveLength(0);
+    });
+
+    it('ends in a failure naming the loop when the delegate has no reaction', async () => {
+      const delegate = new ScriptedDelegate(Array.from({ length: 10 }, () => calls([['search', { q: 'same' }]])));
+      const bare: LoopDelegate<string> = {
+        callLlm: (ctx, i) => delegate.callLlm(ctx, i),
+        handleTextResponse: (t) => delegate.handleTextResponse(t),
+        executeToolCalls: (c, content, ctx) => delegate.executeToolCalls(c, content, ctx),
+      };
+      const outcome = await runAgenticLoop(bare, context(), { detectors });
+      expect(outcome.type).toBe('failure');
+      if (outcome.type === 'failure') expect(outcome.reason).toMatch(/search/);
+    });
   });
 
   it('ends with Stopped on a stop signal before calling the model', async () => {

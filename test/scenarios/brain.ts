@@ -5,6 +5,7 @@
  * - `calc EXPR`: calls calculator; `note TEXT`: calls note_write; `danger X`: calls danger;
  * - `slow MS`: calls slow; `hang`: never answers; `loop`: calls a tool forever, offered or not;
  * - `batch`: note_write "first", calculator 2+2, note_write "second" in one batch;
+ * - `cycle`: calculator 1+1, then 2+2, then 1+1... (a cycle of two calls) until told to try another way;
  * - `fail N`: the first N requests for it answer 500;
  * - anything else: `echo: <text>`; after tool results: `result: <results>`.
  */
@@ -19,6 +20,7 @@ export class Brain {
   respond = (request: FakeLlmRequest): FakeLlmEntry => {
     const messages = request.messages;
     const last = messages[messages.length - 1];
+    if (last?.role === 'user' && String(last.content).startsWith('The user saw that you were repeating')) return textReply('ok, trying another way');
     if (last?.role === 'tool') return this.afterTools(messages);
     const text = lastUserText(messages);
     return this.forText(text, request);
@@ -27,7 +29,7 @@ export class Brain {
   private forText(raw: string, request: FakeLlmRequest): FakeLlmEntry {
     const text = raw.replace(/^\[[^\]]*\]\s*/, '').trim();
     const offered = new Set((request.tools ?? []).map((tool) => tool.function.name));
-    const command = /^(calc|note|danger|slow|hang|loop|batch|fail)\b\s*(.*)$/i.exec(text);
+    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle)\b\s*(.*)$/i.exec(text);
     if (!command) return textReply(`echo: ${text}`);
     const [, verb, rest] = command as unknown as [string, string, string];
     const call = (name: string, args: Record<string, unknown>) =>
@@ -43,6 +45,8 @@ export class Brain {
         return call('slow', { ms: Number(rest) || 10_000 });
       case 'hang':
         return hang();
+      case 'cycle':
+        return cycleStep(request.messages);
       case 'loop':
         return call('calculator', { expression: `${Math.floor(Math.random() * 1e6)} + 1` });
       case 'batch':
@@ -73,6 +77,7 @@ export class Brain {
     if (/^(\[[^\]]*\]\s*)?loop/i.test(lastUser)) {
       return toolCallReply([{ name: 'calculator', arguments: { expression: `${messages.length} + 1` } }]);
     }
+    if (/^(\[[^\]]*\]\s*)?cycle/i.test(lastUser)) return cycleStep(messages);
     return textReply(`result: ${results.map(unwrap).join(' | ')}`);
   }
 }
@@ -87,7 +92,13 @@ export function lastUserText(messages: FakeLlmRequest['messages']): string {
 }
 
 function isEngineNotice(text: string): boolean {
-  return /^(You are about to reach|You have sent the same|You have made the same|Your previous reply)/.test(text);
+  return /^(You are about to reach|You have sent the same|You have made the same|Your previous reply|You are going in circles|You are starting to repeat)/.test(text);
+}
+
+/** The next call of the `cycle` command: calculator 1+1 and 2+2 in turn. */
+function cycleStep(messages: FakeLlmRequest['messages']): FakeLlmEntry {
+  const calls = messages.filter((message) => message.role === 'tool').length;
+  return toolCallReply([{ name: 'calculator', arguments: { expression: calls % 2 === 0 ? '1+1' : '2+2' } }]);
 }
 
 /** Tool output arrives wrapped as untrusted data; the scenarios only need its core. */

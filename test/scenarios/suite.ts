@@ -325,6 +325,30 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       expect(h.llm.requests.at(-1)!.messages.filter((m) => m.role === 'tool').map((m) => String(m.content)).join('\n')).toContain('2+3 = 5');
     });
 
+    it('a model going in circles: a DM asks Continue / Stop / Try another way, a group stops with a report', async () => {
+      // Room for the cycle to come round: told once, then asked.
+      await start({ agent: { maxToolIterations: 10 } });
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'cycle');
+      const question = await waitForApproval(h, dm);
+      expect(question.actions).toEqual(['continue', 'stop', 'redirect']);
+      expect(question.text).toMatch(/going in circles/i);
+      expect(question.text).toContain('calculator');
+      await h.driver.pressApproval(dm, alice, question, 'stop');
+      await waitForMessage(h, dm, /I stopped here because I was going in circles/);
+      expect((await waitForResolved(h, dm, question.messageId)).actions).toEqual([]);
+
+      await h.driver.sendMessage(dm, alice, 'cycle');
+      const again = await waitForApproval(h, dm, 1);
+      await h.driver.pressApproval(dm, alice, again, 'redirect');
+      await waitForMessage(h, dm, 'ok, trying another way');
+
+      const group = h.driver.group();
+      await h.driver.sendMessage(group, alice, 'cycle', { mention: true });
+      await waitForMessage(h, group, /I stopped here because I was going in circles: .*calculator/s);
+      expect(h.driver.approvals(group)).toEqual([]);
+    });
+
     it('a tool that always needs approval offers no "always allow"', async () => {
       await start();
       const dm = h.driver.dm(alice);

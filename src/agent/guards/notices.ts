@@ -18,9 +18,8 @@ export const REPEATED_SUCCESS_NOTICE =
   'You have made the same tool call with the same arguments several times in a row and already have its result. ' +
   'Use the results you have: answer the user or take a different step.';
 
-/** After a reply that kept repeating the same text. */
-export const REPEATED_TEXT_NOTICE =
-  'Your previous reply started repeating the same text over and over. Write the answer again, once, without repetition.';
+/** The line after an answer that was still cut by the output limit after its continuations. */
+export const TRUNCATED_ANSWER_NOTE = '(This answer was cut off by the length limit of a reply. Ask me to go on if you need the rest.)';
 
 /** One round before the chat tool-iteration cap. */
 export const LAST_TOOL_ROUND_NOTICE =
@@ -29,4 +28,9 @@ export const LAST_TOOL_ROUND_NOTICE =
 /** What the person reads when a turn used up its tool rounds without an answer. */
 export function roundsExhaustedMessage(rounds: number): string {
   return `I stopped after ${rounds} rounds of tool use without reaching an answer. Tell me how to narrow it down and I will continue.`;
+}
+
+/** What the person reads when a turn stops because the model was going in circles. */
+export function loopStoppedMessage(summary: string): string {
+  return `I stopped here because I was going in circles: ${summary.replace(/\.?$/, '.')} Tell me how you would like me to go on.`;
 }

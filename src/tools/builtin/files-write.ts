@@ -2,8 +2,9 @@
  * The `files_write` tool: creates, overwrites or appends to a text file of the
  * workspace. Needs approval unless the user always allows it.
  */
+import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { Tool } from '../types.js';
 import { displayPath, resolveForWrite, WORKSPACE_FILE_MODE, workspaceRoot } from './lib/workspace.js';
@@ -36,7 +37,29 @@ export function filesWriteTool(dir: string): Tool<typeof parameters> {
       } finally {
         await file.close();
       }
+      await verifyWrite(target, content, append);
       return `${append ? 'Appended' : 'Wrote'} ${Buffer.byteLength(content)} bytes to ${displayPath(root, target)}.`;
     },
   };
+}
+
+/**
+ * Reads the file back (seed 002's action verification): it must exist and hold
+ * what was written (the same SHA-256; for an append, its end). Throws when not,
+ * so the model is told the write did not take.
+ */
+export async function verifyWrite(target: string, content: string, append: boolean): Promise<void> {
+  let written: Buffer;
+  try {
+    written = await readFile(target);
+  } catch {
+    throw new Error('the file is missing right after writing it; the write did not take');
+  }
+  const expected = Buffer.from(content, 'utf8');
+  const actual = append ? written.subarray(Math.max(0, written.length - expected.length)) : written;
+  if (sha256(actual) !== sha256(expected)) throw new Error('reading the file back gave different content than was written; the write did not take');
+}
+
+function sha256(data: Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { filesListTool } from '../../../src/tools/builtin/files-list.js';
 import { filesReadTool } from '../../../src/tools/builtin/files-read.js';
-import { filesWriteTool } from '../../../src/tools/builtin/files-write.js';
+import { filesWriteTool, verifyWrite } from '../../../src/tools/builtin/files-write.js';
 import { makeContext, tempDir } from '../support.js';
 
 let root: string;
@@ -105,5 +105,29 @@ describe('file tools', () => {
     const writer = filesWriteTool(workspace);
     expect(writer.requiresApproval({ path: 'x', content: '', append: false })).toBe('unlessAutoApproved');
     expect(writer.describe!({ path: 'x.md', content: 'abc', append: false })).toBe('Write 3 characters into x.md');
+  });
+});
+
+describe('files_write verification', () => {
+  let dir: string;
+  let cleanup: () => void;
+  beforeEach(() => {
+    ({ dir, cleanup } = tempDir());
+  });
+  afterEach(() => cleanup());
+
+  it('accepts a file that holds what was written, after a write and an append', async () => {
+    const file = join(dir, 'a.txt');
+    writeFileSync(file, 'one\ntwo\n');
+    await expect(verifyWrite(file, 'one\ntwo\n', false)).resolves.toBeUndefined();
+    await expect(verifyWrite(file, 'two\n', true)).resolves.toBeUndefined();
+  });
+
+  it('reports a missing file or different content as a failed write', async () => {
+    await expect(verifyWrite(join(dir, 'gone.txt'), 'x', false)).rejects.toThrow(/missing right after writing/);
+    const file = join(dir, 'b.txt');
+    writeFileSync(file, 'changed by someone else');
+    await expect(verifyWrite(file, 'what we wrote', false)).rejects.toThrow(/different content/);
+    await expect(verifyWrite(file, 'tail', true)).rejects.toThrow(/different content/);
   });
 });
