@@ -5,6 +5,7 @@
  * - `calc EXPR`: calls calculator; `note TEXT`: calls note_write; `danger X`: calls danger;
  * - `slow MS`: calls slow; `hang`: never answers; `loop`: calls a tool forever, offered or not;
  * - `batch`: note_write "first", calculator 2+2, note_write "second" in one batch;
+ * - `long`: a 10,000-character answer of 20 paragraphs that reuse the same phrases; `table`: a 60-row table;
  * - `cycle`: calculator 1+1, then 2+2, then 1+1... (a cycle of two calls) until told to try another way;
  * - `fail N`: the first N requests for it answer 500;
  * - anything else: `echo: <text>`; after tool results: `result: <results>`.
@@ -29,7 +30,7 @@ export class Brain {
   private forText(raw: string, request: FakeLlmRequest): FakeLlmEntry {
     const text = raw.replace(/^\[[^\]]*\]\s*/, '').trim();
     const offered = new Set((request.tools ?? []).map((tool) => tool.function.name));
-    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle)\b\s*(.*)$/i.exec(text);
+    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle|long|table)\b\s*(.*)$/i.exec(text);
     if (!command) return textReply(`echo: ${text}`);
     const [, verb, rest] = command as unknown as [string, string, string];
     const call = (name: string, args: Record<string, unknown>) =>
@@ -47,6 +48,10 @@ export class Brain {
         return hang();
       case 'cycle':
         return cycleStep(request.messages);
+      case 'long':
+        return textReply(LONG_ANSWER);
+      case 'table':
+        return textReply(TABLE_ANSWER);
       case 'loop':
         return call('calculator', { expression: `${Math.floor(Math.random() * 1e6)} + 1` });
       case 'batch':
@@ -94,6 +99,15 @@ export function lastUserText(messages: FakeLlmRequest['messages']): string {
 function isEngineNotice(text: string): boolean {
   return /^(You are about to reach|You have sent the same|You have made the same|Your previous reply|You are going in circles|You are starting to repeat)/.test(text);
 }
+
+/** The `long` answer: 20 paragraphs, each marked "part N", all reusing the same phrases. */
+export const LONG_ANSWER = Array.from(
+  { length: 20 },
+  (_, i) => `As noted before, the key point of part ${i + 1} is that we check the inputs and then we check the outputs again. ` + 'As noted before, this matters. '.repeat(14),
+).join('\n\n');
+
+/** The `table` answer: 60 rows of the same item. */
+export const TABLE_ANSWER = ['Here is the table:', '', '| # | item | state |', '| --- | --- | --- |', ...Array.from({ length: 60 }, (_, i) => `| ${i + 1} | same item | ok |`)].join('\n');
 
 /** The next call of the `cycle` command: calculator 1+1 and 2+2 in turn. */
 function cycleStep(messages: FakeLlmRequest['messages']): FakeLlmEntry {

@@ -29,6 +29,8 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
   const modelSaw = (text: string) => h.llm.requests.some((request) => request.messages.some((m) => String(m.content).includes(text)));
   /** What `user` saw in `chat`: the bot's messages there and the notices only they could see. */
   const seenBy = (user: ScenarioUser, chat: ScenarioChat) => [...h.driver.messages(chat).map((m) => m.text), ...h.driver.privateNotices(user)];
+  /** The bot's messages in `chat` from the `from`-th on, as one text. */
+  const shown = (chat: ScenarioChat, from = 0) => h.driver.messages(chat).slice(from).map((m) => m.text).join('\n');
   /** Time for a refused event to have gone wherever it would go. */
   const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
 
@@ -125,6 +127,19 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       expect(h.llm.requests.at(-1)!.tools ?? []).toHaveLength(0);
       const ran = h.llm.requests.at(-1)!.messages.filter((m) => m.role === 'tool');
       expect(ran).toHaveLength(rounds - 1);
+    });
+
+    it('long answers arrive whole: 20 paragraphs that reuse the same phrases, and a 60-row table', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'long');
+      await waitFor(() => /key point of part 20\b/.test(shown(dm)) && /this matters\.?\s*$/.test(shown(dm)), 'the whole long answer');
+      for (let part = 1; part <= 20; part++) expect(shown(dm)).toContain(`key point of part ${part} `);
+      expect(shown(dm).match(/As noted before, this matters\./g)).toHaveLength(20 * 14);
+      const before = h.driver.messages(dm).length;
+      await h.driver.sendMessage(dm, alice, 'table');
+      await waitFor(() => (shown(dm, before).match(/same item/g) ?? []).length >= 60, 'the whole table');
+      expect(shown(dm, before).match(/same item/g)).toHaveLength(60);
     });
 
     it('recovers from model failures', async () => {
