@@ -20,11 +20,12 @@ import { silentLogger, type Logger } from './log.js';
 import { createRedactor } from './safety/secrets.js';
 import { Store } from './store/store.js';
 import { createAuditLog } from './tools/audit.js';
-import { builtinTools } from './tools/builtin/index.js';
+import { builtinToolSource } from './tools/builtin/index.js';
 import { createPermissionStore } from './tools/permissions.js';
 import { createToolPipeline } from './tools/pipeline.js';
 import { createPolicyStore } from './tools/policy.js';
 import { createToolRegistry } from './tools/registry.js';
+import { StaticToolSource, type ToolSource } from './tools/source.js';
 import type { Tool } from './tools/types.js';
 
 /** Makes a channel once the shared pieces exist. */
@@ -43,6 +44,8 @@ export interface AppOptions {
   provider?: LlmProvider;
   /** Extra tools (tests, extensions), registered after the built-in ones. */
   tools?: Tool[];
+  /** Further tool sources, after the built-in tools and `tools`. */
+  toolSources?: ToolSource[];
   store?: Store;
 }
 
@@ -78,9 +81,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const secrets = configuredSecrets(config);
   const redactor = createRedactor(secrets);
 
-  const registry = createToolRegistry();
-  for (const tool of builtinTools(config, { store })) registry.register(tool);
-  for (const tool of options.tools ?? []) registry.register(tool);
+  const registry = createToolRegistry({ log });
+  registry.addSource(builtinToolSource(config, { store }));
+  if (options.tools?.length) registry.addSource(new StaticToolSource('app', options.tools));
+  for (const source of options.toolSources ?? []) registry.addSource(source);
   const permissions = createPermissionStore(store, registry);
   const audit = createAuditLog(store, { log });
   const policy = createPolicyStore({ store, catalog: registry, audit });
@@ -101,7 +105,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     return {
       log: log.child({ channel: name }),
       commands: COMMANDS,
-      toolNames: () => registry.names(),
+      completions: (source) => (source === 'tool' ? registry.names() : []),
       state: { get: (key) => state.get(key), set: (key, value, ttlMs) => state.set(key, value, ttlMs) },
       secrets,
     };
@@ -130,6 +134,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let stopping: Promise<void> | undefined;
   const stop = async (reason: string) => {
     await runtime.shutdown(reason);
+    await registry.stop();
     await services.usage.flush();
     await services.history.flush();
     await services.journal.durable();
@@ -139,7 +144,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     runtime,
     services,
     store,
-    start: () => runtime.start(),
+    async start() {
+      await registry.start();
+      await runtime.start();
+    },
     stop(reason = 'stopped') {
       stopping ??= stop(reason);
       return stopping;

@@ -308,10 +308,10 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     }
   }
 
-  /** The tools offered now: recomputed only when an admin or the user changed something. */
+  /** The tools offered now: recomputed only when an admin, the user or a tool source changed something. */
   private async currentTools(): Promise<ToolDefinition[]> {
-    const { policy, permissions, pipeline } = this.services;
-    const revision = `${policy.revision()}:${permissions.revision()}`;
+    const { policy, permissions, pipeline, registry } = this.services;
+    const revision = `${policy.revision()}:${permissions.revision()}:${registry.revision()}`;
     if (this.offered?.revision !== revision) {
       this.offered = { revision, tools: await pipeline.definitions(this.toolContext()), prompts: new Map() };
     }

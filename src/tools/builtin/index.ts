@@ -5,6 +5,7 @@
 import { join, resolve } from 'node:path';
 import type { Config } from '../../config/schema.js';
 import type { Store } from '../../store/store.js';
+import { StaticToolSource, type ToolSource } from '../source.js';
 import type { Tool } from '../types.js';
 import { calculatorTool } from './calculator.js';
 import { filesListTool } from './files-list.js';
@@ -37,11 +38,16 @@ export function workspaceDirOf(config: BuiltinToolsConfig): string {
 }
 
 /**
- * Every built-in tool for this configuration.
+ * The built-in tools as the registry's first tool source.
  *
  * @example
- * for (const tool of builtinTools(config, { store })) registry.register(tool);
+ * registry.addSource(builtinToolSource(config, { store }));
  */
+export function builtinToolSource(config: BuiltinToolsConfig, deps: BuiltinToolDeps): ToolSource {
+  return new StaticToolSource('builtin', builtinTools(config, deps));
+}
+
+/** Every built-in tool for this configuration. */
 export function builtinTools(config: BuiltinToolsConfig, deps: BuiltinToolDeps): Tool[] {
   const workspaceDir = workspaceDirOf(config);
   const memory = createMemoryStore(deps.store, deps.clock);
