@@ -3,30 +3,46 @@
  * waits behind a running turn. Admin commands check the caller before anything
  * changes.
  */
+import { commandUsage, findCommand, parseCommand, type CommandArg, type ParsedCommand } from '../channels/command-grammar.js';
 import type { Channel, CommandSpec, InboundCommand } from '../channels/types.js';
 import { qualifiedUserId, threadKeyOf } from '../channels/types.js';
 import { decideApproval } from '../tools/approval-rule.js';
 import { GLOBAL_SCOPE } from '../tools/policy.js';
 import { staticRequirement } from '../tools/requirement.js';
 import type { PolicyMode } from '../tools/types.js';
+import { Authority } from './authority.js';
 import type { AgentServices } from './services.js';
 import type { StopResult } from './thread-runner.js';
 import { formatUsage } from './usage.js';
 
-/** Every command pincer knows, for help and for platform registration. */
+/** Where a policy change applies: this group, or everywhere. */
+const SCOPE_ARG: CommandArg = { name: 'scope', description: 'Where the policy applies (default: here)', kind: 'choice', choices: ['here', 'global'] };
+/** A tool, suggested from the registry's names. */
+const TOOL_ARG: CommandArg = { name: 'tool', description: 'Tool name', kind: 'word', complete: 'tool', required: true };
+
+/** Every command pincer knows: help, parsing and every platform's registration come from this table. */
 export const COMMANDS: CommandSpec[] = [
-  { name: 'stop', description: 'Stop the running turn' },
-  { name: 'new', description: 'Start a fresh conversation in this chat' },
+  { name: 'stop', description: 'Stop the running turn', aliases: ['interrupt'] },
+  { name: 'new', description: 'Start a fresh conversation in this chat', aliases: ['reset'] },
   { name: 'status', description: 'What the bot is doing here, and this thread\'s usage' },
   { name: 'tools', description: 'Tools available here and whether they ask first' },
   { name: 'usage', description: 'Tokens and cost today' },
-  { name: 'policy', description: 'Admin tool policy', usage: 'list | allow|ask|disable|reset TOOL [here|global]', adminOnly: true },
-  { name: 'help', description: 'List the commands' },
-  { name: 'shutdown', description: 'Shut the bot down (owners)', adminOnly: true },
+  {
+    name: 'policy',
+    description: 'Admin tool policy',
+    who: 'admin',
+    defaultSub: 'list',
+    subcommands: [
+      { name: 'list', description: 'Show the tool policy', args: [SCOPE_ARG] },
+      { name: 'allow', description: 'Let a tool run without asking', args: [TOOL_ARG, SCOPE_ARG] },
+      { name: 'ask', description: 'Always ask before a tool runs', args: [TOOL_ARG, SCOPE_ARG] },
+      { name: 'disable', description: 'Remove a tool', args: [TOOL_ARG, SCOPE_ARG] },
+      { name: 'reset', description: 'Return a tool to its default', args: [TOOL_ARG, SCOPE_ARG] },
+    ],
+  },
+  { name: 'help', description: 'List the commands', aliases: ['start'] },
+  { name: 'shutdown', description: 'Shut the bot down (owners)', who: 'owner' },
 ];
-
-/** Other names accepted for commands. */
-const ALIASES: Record<string, string> = { interrupt: 'stop', reset: 'new', start: 'help' };
 
 /** What commands need from the runtime besides the services. */
 export interface CommandHost {
@@ -46,14 +62,19 @@ export interface CommandHost {
 
 /** The canonical name of a command, or undefined when unknown. */
 export function canonicalCommand(name: string): string | undefined {
-  const lower = name.toLowerCase();
-  const canonical = ALIASES[lower] ?? lower;
-  return COMMANDS.some((command) => command.name === canonical) ? canonical : undefined;
+  return findCommand(COMMANDS, name)?.name;
 }
+
+/** What people are told when a command is only for owners. */
+const OWNER_ONLY: Record<string, string> = { shutdown: 'Only an owner of this bot can shut it down.' };
 
 /** Runs commands. */
 export class CommandHandler {
-  constructor(private readonly host: CommandHost) {}
+  private readonly authority: Authority;
+
+  constructor(private readonly host: CommandHost) {
+    this.authority = new Authority(host.services.config, (name) => host.channel(name), host.services.log);
+  }
 
   private get services(): AgentServices {
     return this.host.services;
@@ -61,9 +82,10 @@ export class CommandHandler {
 
   /** Handles one command event. Never throws: failures become a reply. */
   async handle(event: InboundCommand): Promise<void> {
-    const name = canonicalCommand(event.name);
+    const spec = findCommand(COMMANDS, event.name);
+    const name = spec?.name;
     try {
-      const result = name ? await this.run(name, event) : `Unknown command /${event.name}.\n\n${this.help()}`;
+      const result = spec ? await this.checkedRun(spec, event) : `Unknown command /${event.name}.\n\n${this.help()}`;
       const reply = typeof result === 'string' ? { text: result, private: false } : result;
       await this.reply(event, reply.text, reply.private);
     } catch (error) {
@@ -72,28 +94,17 @@ export class CommandHandler {
     }
   }
 
-  /** Whether the sender is an owner (from configuration). */
-  isOwner(channel: string, userId: string): boolean {
-    // Whoever sits at the local terminal runs the process, so owns it.
-    if (channel === 'terminal') return true;
-    return this.services.config.owners.includes(qualifiedUserId(channel, userId));
-  }
-
-  /** Whether the sender may administer this chat: owners, configured admins, or platform admins. */
-  async isAdmin(event: InboundCommand): Promise<boolean> {
-    const id = qualifiedUserId(event.chat.channel, event.sender.id);
-    if (this.isOwner(event.chat.channel, event.sender.id) || this.services.config.admins.includes(id)) return true;
-    const channel = this.host.channel(event.chat.channel);
-    if (!channel?.isAdmin || event.chat.kind !== 'group') return false;
-    try {
-      return await channel.isAdmin(event.chat, event.sender.id);
-    } catch (error) {
-      this.services.log.warn({ err: error }, 'admin check failed');
-      return false;
+  /** Parses the arguments and checks who may run it, then runs it. */
+  private async checkedRun(spec: CommandSpec, event: InboundCommand): Promise<string | { text: string; private: boolean }> {
+    if (spec.who === 'owner' && !this.authority.isOwner(event.chat.channel, event.sender.id)) {
+      return { text: OWNER_ONLY[spec.name] ?? `Only an owner of this bot can use /${spec.name}.`, private: true };
     }
+    const parsed = parseCommand(spec, event.args);
+    if (!parsed.ok) return { text: parsed.error, private: true };
+    return this.run(spec.name, event, parsed.value);
   }
 
-  private async run(name: string, event: InboundCommand): Promise<string | { text: string; private: boolean }> {
+  private async run(name: string, event: InboundCommand, parsed: ParsedCommand): Promise<string | { text: string; private: boolean }> {
     const key = threadKeyOf(event.chat);
     switch (name) {
       case 'stop': {
@@ -110,9 +121,8 @@ export class CommandHandler {
       case 'usage':
         return this.usage(event);
       case 'policy':
-        return this.policy(event);
+        return this.policy(event, parsed);
       case 'shutdown':
-        if (!this.isOwner(event.chat.channel, event.sender.id)) return { text: 'Only an owner of this bot can shut it down.', private: true };
         this.host.shutdown(`/shutdown by ${event.sender.name}`);
         return 'Shutting down.';
       default:
@@ -121,12 +131,12 @@ export class CommandHandler {
   }
 
   private help(): string {
-    const lines = COMMANDS.map((command) => `/${command.name}${command.usage ? ` ${command.usage}` : ''}: ${command.description}`);
+    const lines = COMMANDS.map((command) => `${commandUsage(command)}: ${command.description}`);
     return `Commands:\n${lines.join('\n')}`;
   }
 
   private async newThread(event: InboundCommand, key: string) {
-    if (event.chat.kind === 'group' && !(await this.isAdmin(event))) {
+    if (event.chat.kind === 'group' && !(await this.authority.isChatAdmin(event.chat, event.sender.id))) {
       return { text: 'Only an admin of this group can start a fresh conversation here.', private: true };
     }
     await this.host.stopThread(key, event.sender.name);
@@ -167,22 +177,17 @@ export class CommandHandler {
     const lines = [`Your usage today: ${formatUsage(own)}.`];
     const limit = this.services.config.agent.dailyCostLimitUsd;
     if (limit > 0) lines.push(`Daily limit: $${limit.toFixed(2)}.`);
-    if (await this.isAdmin(event)) lines.push(`Everyone today: ${formatUsage(await this.services.usage.totalToday())}.`);
+    if (await this.authority.isChatAdmin(event.chat, event.sender.id)) lines.push(`Everyone today: ${formatUsage(await this.services.usage.totalToday())}.`);
     return lines.join('\n');
   }
 
-  private async policy(event: InboundCommand) {
-    const [verb = 'list', ...rest] = event.args.trim().split(/\s+/).filter(Boolean);
-    const action = verb.toLowerCase();
-    const wantsGlobal = rest.some((word) => word.toLowerCase() === 'global');
-    const words = rest.filter((word) => !['global', 'here'].includes(word.toLowerCase()));
-    const scope = wantsGlobal || event.chat.kind === 'dm' ? GLOBAL_SCOPE : event.chat.scope;
+  private async policy(event: InboundCommand, parsed: ParsedCommand) {
+    const action = parsed.sub ?? 'list';
+    const scope = parsed.args.scope === 'global' || event.chat.kind === 'dm' ? GLOBAL_SCOPE : event.chat.scope;
     const denied = await this.policyRefusal(event, scope);
     if (denied) return { text: denied, private: true };
     if (action === 'list') return this.policyList(scope);
-    const tool = words[0];
-    const usage = 'Usage: /policy list | allow|ask|disable|reset TOOL [here|global]';
-    if (!['allow', 'ask', 'disable', 'reset'].includes(action) || !tool) return { text: usage, private: true };
+    const tool = String(parsed.args.tool);
     if (!this.services.registry.get(tool)) {
       return { text: `There is no tool named "${tool}". Tools: ${this.services.registry.names().join(', ')}.`, private: true };
     }
@@ -200,12 +205,11 @@ export class CommandHandler {
   }
 
   private async policyRefusal(event: InboundCommand, scope: string): Promise<string | undefined> {
-    const id = qualifiedUserId(event.chat.channel, event.sender.id);
     if (scope === GLOBAL_SCOPE) {
-      const allowed = this.isOwner(event.chat.channel, event.sender.id) || this.services.config.admins.includes(id);
+      const allowed = this.authority.isBotAdmin(event.chat.channel, event.sender.id);
       return allowed ? undefined : 'Only an owner or a configured admin of this bot can change or list the global tool policy. Nothing was changed.';
     }
-    return (await this.isAdmin(event)) ? undefined : 'Only an admin of this group can change its tool policy. Nothing was changed.';
+    return (await this.authority.isChatAdmin(event.chat, event.sender.id)) ? undefined : 'Only an admin of this group can change its tool policy. Nothing was changed.';
   }
 
   private async policyList(scope: string): Promise<string> {

@@ -5,8 +5,11 @@
  */
 import type { Logger } from '../log.js';
 import type { ChatKind } from '../tools/types.js';
+import type { CommandSpec } from './command-grammar.js';
 
 export type { ChatKind } from '../tools/types.js';
+/** Commands are defined by the grammar: see `command-grammar.ts`. */
+export type { CommandSpec } from './command-grammar.js';
 
 /** Where a message goes: one conversation of one platform. */
 export interface ChatAddress {
@@ -157,15 +160,11 @@ export interface ChannelCapabilities {
   minEditIntervalMs: number;
   /** How often the typing indicator must be refreshed; 0 when the platform has none. */
   typingIntervalMs: number;
-}
-
-/** A command as registered with the platform (Telegram setMyCommands, Discord and Slack slash commands). */
-export interface CommandSpec {
-  name: string;
-  description: string;
-  /** Usage of the arguments, e.g. `list | allow TOOL | ...`. */
-  usage?: string;
-  adminOnly?: boolean;
+  /**
+   * The one person who can reach this channel runs the process (a local
+   * terminal): they count as an owner of the bot.
+   */
+  localOperator?: boolean;
 }
 
 /** A small persisted key-value area an adapter may use (e.g. Telegram update ids). */
@@ -179,8 +178,8 @@ export interface ChannelDeps {
   log: Logger;
   /** The commands to register with the platform. */
   commands: CommandSpec[];
-  /** Names of the tools, for autocompletion of `/policy ... TOOL`. */
-  toolNames(): string[];
+  /** Suggestions for a command argument's named source (`tool`: the tool names), for autocompletion. */
+  completions(source: string): string[];
   state: ChannelState;
   /** Extra strings (credentials) to redact from anything sent. */
   secrets: string[];

@@ -12,7 +12,7 @@ function deps(secrets: string[] = []): ChannelDeps {
   return {
     log: silentLogger,
     commands: [{ name: 'stop', description: 'Stop the running turn' }],
-    toolNames: () => [],
+    completions: () => [],
     state: { get: async () => undefined, set: async () => undefined },
     secrets,
   };

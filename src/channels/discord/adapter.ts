@@ -95,7 +95,8 @@ export class DiscordChannel implements Channel {
       commandOptions: new Map<string, readonly APIApplicationCommandOption[]>(
         this.commands.map((command) => [command.name, command.options ?? []]),
       ),
-      toolNames: () => deps.toolNames(),
+      commands: deps.commands,
+      completions: (source) => deps.completions(source),
       responderFor: (interaction) => this.responderFor(interaction),
       emit: (event) => this.queue.push(event),
       log: this.log,

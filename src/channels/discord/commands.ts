@@ -1,6 +1,6 @@
 /**
- * Slash commands: their definitions (built from the agent's command list, with
- * `/policy` as subcommands and a tool option that autocompletes), registration
+ * Slash commands: their definitions, rendered from the command grammar
+ * (subcommands, typed options, choices, options that autocomplete), registration
  * through REST, and turning an invocation back into the agent's `name args`.
  */
 import {
@@ -17,40 +17,20 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { Logger } from '../../log.js';
-import type { CommandSpec } from '../types.js';
+import { findArg, findCommand, type CommandArg, type CommandSpec } from '../command-grammar.js';
 
 /** A chat-input command as sent to Discord. */
 export type SlashCommand = RESTPostAPIChatInputApplicationCommandsJSONBody;
-
-/** Commands every pincer bot offers; the agent's own specs override their descriptions. */
-const BUILT_IN: readonly CommandSpec[] = [
-  { name: 'stop', description: 'Stop the running answer' },
-  { name: 'new', description: 'Start a fresh conversation' },
-  { name: 'status', description: 'Show the state of this conversation' },
-  { name: 'tools', description: 'List the tools available here' },
-  { name: 'usage', description: 'Show tokens and cost used today' },
-  { name: 'policy', description: 'Manage the tool policy (admins)' },
-  { name: 'help', description: 'List the commands' },
-];
-
-/** The `/policy` subcommands and what each does. */
-const POLICY_ACTIONS: readonly [string, string][] = [
-  ['list', 'Show the tool policy'],
-  ['allow', 'Let a tool run without asking'],
-  ['ask', 'Always ask before a tool runs'],
-  ['disable', 'Remove a tool'],
-  ['reset', 'Return a tool to its default'],
-];
 
 const NAME = /^[-_\p{Ll}\p{N}]{1,32}$/u;
 const MAX_COMMANDS = 100;
 const MAX_DESCRIPTION = 100;
 const MAX_CHOICES = 25;
 
-/** The slash commands for `specs` (plus the built-in ones), valid for Discord. */
+/** The slash commands for `specs`, valid for Discord. */
 export function buildSlashCommands(specs: readonly CommandSpec[], log: Logger): SlashCommand[] {
   const byName = new Map<string, CommandSpec>();
-  for (const spec of [...BUILT_IN, ...specs]) {
+  for (const spec of specs) {
     const name = spec.name.toLowerCase();
     if (NAME.test(name)) byName.set(name, { ...spec, name });
     else log.warn({ command: spec.name }, 'command name is not valid for Discord; not registered');
@@ -103,49 +83,47 @@ export function commandArgs(given: readonly CommandInteractionOption[], defined:
     .join(' ');
 }
 
-/** Suggests tool names for the focused `tool` option, names starting with the input first. */
-export async function answerAutocomplete(interaction: AutocompleteInteraction, toolNames: readonly string[]): Promise<void> {
+/**
+ * Suggests values for the focused option from its argument's completion source
+ * (`tool`: the tool names), those starting with the input first.
+ */
+export async function answerAutocomplete(
+  interaction: AutocompleteInteraction,
+  specs: readonly CommandSpec[],
+  completions: (source: string) => readonly string[],
+): Promise<void> {
   const focused = interaction.options.getFocused(true);
   const query = String(focused.value).toLowerCase();
-  const names = focused.name === 'tool' ? toolNames.filter((name) => name.toLowerCase().includes(query)) : [];
+  const spec = findCommand(specs, interaction.commandName);
+  const sub = interaction.options.getSubcommand(false) ?? undefined;
+  const source = spec ? findArg(spec, focused.name, sub)?.complete : undefined;
+  const names = source ? completions(source).filter((name) => name.toLowerCase().includes(query)) : [];
   names.sort((a, b) => Number(!a.toLowerCase().startsWith(query)) - Number(!b.toLowerCase().startsWith(query)) || a.localeCompare(b));
   await interaction.respond(names.slice(0, MAX_CHOICES).map((name) => ({ name, value: name })));
 }
 
 function toSlashCommand(spec: CommandSpec): SlashCommand {
   const base = { type: ApplicationCommandType.ChatInput as const, name: spec.name, description: clip(spec.description) };
-  if (spec.name === 'policy') return { ...base, options: policyOptions() };
-  return { ...base, options: spec.usage ? [argsOption(spec.usage)] : [] };
+  if (spec.subcommands?.length) {
+    const options: APIApplicationCommandOption[] = spec.subcommands.map((sub) => ({
+      type: ApplicationCommandOptionType.Subcommand,
+      name: sub.name,
+      description: clip(sub.description),
+      options: (sub.args ?? []).map(toOption),
+    }));
+    return { ...base, options };
+  }
+  return { ...base, options: (spec.args ?? []).map(toOption) };
 }
 
-function policyOptions(): APIApplicationCommandOption[] {
-  return POLICY_ACTIONS.map(([name, description]) => ({
-    type: ApplicationCommandOptionType.Subcommand,
-    name,
-    description,
-    options: name === 'list' ? [scopeOption()] : [toolOption(), scopeOption()],
-  }));
-}
-
-function toolOption(): APIApplicationCommandBasicOption {
-  return { type: ApplicationCommandOptionType.String, name: 'tool', description: 'Tool name', required: true, autocomplete: true };
-}
-
-function scopeOption(): APIApplicationCommandBasicOption {
-  return {
-    type: ApplicationCommandOptionType.String,
-    name: 'scope',
-    description: 'Where the policy applies (default: here)',
-    required: false,
-    choices: [
-      { name: 'here', value: 'here' },
-      { name: 'global', value: 'global' },
-    ],
-  };
-}
-
-function argsOption(usage: string): APIApplicationCommandBasicOption {
-  return { type: ApplicationCommandOptionType.String, name: 'args', description: clip(usage), required: false };
+/** One argument as an option: a number for integers, fixed choices, or suggestions as the user types. */
+function toOption(arg: CommandArg): APIApplicationCommandBasicOption {
+  const common = { name: arg.name, description: clip(arg.description), required: arg.required ?? false };
+  if (arg.kind === 'integer') return { ...common, type: ApplicationCommandOptionType.Integer };
+  if (arg.kind === 'choice' && arg.choices) {
+    return { ...common, type: ApplicationCommandOptionType.String, choices: arg.choices.slice(0, MAX_CHOICES).map((value) => ({ name: value, value })) };
+  }
+  return { ...common, type: ApplicationCommandOptionType.String, ...(arg.complete ? { autocomplete: true } : {}) };
 }
 
 /** Global commands are usable in guilds and in DMs with the bot. */

@@ -15,7 +15,7 @@ import {
 import type { Logger } from '../../log.js';
 import { NOT_AVAILABLE, type Allowlists } from '../access.js';
 import { decodeApprovalPayload } from '../approval-payload.js';
-import type { ChatInfo, InboundEvent, Sender } from '../types.js';
+import type { ChatInfo, CommandSpec, InboundEvent, Sender } from '../types.js';
 import { isAllowed } from './allowlist.js';
 import { chatInfoOf } from './chat.js';
 import { answerAutocomplete, commandArgs } from './commands.js';
@@ -27,7 +27,10 @@ export interface InteractionContext {
   allowlists: Allowlists;
   /** Options of each registered command, by name, to order arguments. */
   commandOptions: ReadonlyMap<string, readonly APIApplicationCommandOption[]>;
-  toolNames(): string[];
+  /** The command table, to find an option's completion source. */
+  commands: readonly CommandSpec[];
+  /** Suggestions of a completion source (`tool`: the tool names). */
+  completions(source: string): string[];
   /** Creates (and tracks) the responder of one interaction. */
   responderFor(interaction: RepliableInteraction): InteractionResponder;
   emit(event: InboundEvent): void;
@@ -40,7 +43,7 @@ export const INVALID_BUTTON_TEXT = 'This button is no longer valid.';
 /** Handles one interaction of any kind. */
 export async function routeInteraction(interaction: Interaction, context: InteractionContext): Promise<void> {
   if (!isAllowed(context.allowlists, originOf(interaction))) return refuse(interaction);
-  if (interaction.isAutocomplete()) return answerAutocomplete(interaction, context.toolNames());
+  if (interaction.isAutocomplete()) return answerAutocomplete(interaction, context.commands, (source) => context.completions(source));
   if (interaction.isChatInputCommand()) return emitCommand(interaction, context);
   if (interaction.isButton()) return emitApprovalAnswer(interaction, context);
 }

@@ -5,7 +5,7 @@
  */
 import type { Api } from 'grammy';
 import type { BotCommand } from 'grammy/types';
-import type { CommandSpec } from '../types.js';
+import { argumentUsage, type CommandSpec } from '../command-grammar.js';
 
 /** Telegram's rule for command names. */
 const VALID_NAME = /^[a-z0-9_]{1,32}$/;
@@ -26,7 +26,8 @@ export function toBotCommands(specs: readonly CommandSpec[]): BotCommand[] {
 }
 
 function describe(spec: CommandSpec): string {
-  const text = spec.usage ? `${spec.description} (${spec.usage})` : spec.description;
+  const usage = argumentUsage(spec);
+  const text = usage ? `${spec.description} (${usage})` : spec.description;
   const trimmed = text.trim() || spec.name;
   return trimmed.length <= DESCRIPTION_LIMIT ? trimmed : `${trimmed.slice(0, DESCRIPTION_LIMIT - 1)}…`;
 }

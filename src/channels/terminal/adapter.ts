@@ -53,6 +53,7 @@ export const TERMINAL_CAPABILITIES = {
   maxMessageLength: 100_000,
   minEditIntervalMs: 0,
   typingIntervalMs: 0,
+  localOperator: true,
 } as const satisfies ChannelCapabilities;
 
 /** The one chat of the terminal channel. */

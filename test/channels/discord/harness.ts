@@ -6,6 +6,7 @@ import { DiscordChannel } from '../../../src/channels/discord/adapter.js';
 import type { ChannelDeps, InboundEvent } from '../../../src/channels/types.js';
 import { DiscordConfigSchema } from '../../../src/config/schema.js';
 import type { z } from 'zod';
+import { COMMANDS } from '../../../src/agent/commands.js';
 import { silentLogger } from '../../../src/log.js';
 import { startFakeDiscord, type FakeDiscord } from '../../fakes/discord/index.js';
 
@@ -55,13 +56,8 @@ export function testDeps(overrides: Partial<ChannelDeps> = {}): ChannelDeps {
   const state = new Map<string, unknown>();
   return {
     log: silentLogger,
-    commands: [
-      { name: 'stop', description: 'Stop the running turn' },
-      { name: 'policy', description: 'Admin tool policy', usage: 'list | allow TOOL', adminOnly: true },
-      { name: 'shutdown', description: 'Shut the bot down', adminOnly: true },
-      { name: 'interrupt', description: 'Same as /stop' },
-    ],
-    toolNames: () => TOOL_NAMES,
+    commands: [...COMMANDS, { name: 'interrupt', description: 'Same as /stop' }],
+    completions: (source) => (source === 'tool' ? TOOL_NAMES : []),
     state: { get: async (key) => state.get(key), set: async (key, value) => void state.set(key, value) },
     secrets: [],
     ...overrides,

@@ -95,7 +95,7 @@ export async function startHarness(
   const state = memoryState();
   const channel = new SlackChannel(
     config,
-    { log: silentLogger, commands: [], toolNames: () => [], state, secrets: [] },
+    { log: silentLogger, commands: [], completions: () => [], state, secrets: [] },
     { clientRetries: FAST_RETRIES, ...options },
   );
   await channel.start();

@@ -27,7 +27,7 @@ export const COMMANDS: CommandSpec[] = [
   { name: 'stop', description: 'Stop the running turn' },
   { name: 'new', description: 'Start a fresh conversation' },
   { name: 'status', description: 'Thread status' },
-  { name: 'policy', description: 'Admin tool policy', usage: 'list | allow TOOL', adminOnly: true },
+  { name: 'policy', description: 'Admin tool policy', who: 'admin', subcommands: [{ name: 'list', description: 'List' }, { name: 'allow', description: 'Allow', args: [{ name: 'tool', description: 'Tool', kind: 'word', required: true }] }] },
 ];
 
 /** A ChannelState kept in memory, with TTLs; share one between two channels to simulate a restart. */
@@ -51,7 +51,7 @@ export function memoryState(): ChannelState & { entries: Map<string, unknown> } 
 
 /** Channel deps for tests. */
 export function testDeps(overrides: Partial<ChannelDeps> = {}): ChannelDeps {
-  return { log: silentLogger, commands: COMMANDS, toolNames: () => [], state: memoryState(), secrets: [], ...overrides };
+  return { log: silentLogger, commands: COMMANDS, completions: () => [], state: memoryState(), secrets: [], ...overrides };
 }
 
 /** The `telegram` config section pointed at the fake. */

@@ -9,7 +9,7 @@ function deps(secrets: string[] = []): ChannelDeps {
   return {
     log: silentLogger,
     commands: [],
-    toolNames: () => [],
+    completions: () => [],
     state: { get: async () => undefined, set: async () => undefined },
     secrets,
   };

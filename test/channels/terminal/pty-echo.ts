@@ -10,7 +10,7 @@ import { silentLogger } from '../../../src/log.js';
 const deps: ChannelDeps = {
   log: silentLogger,
   commands: [],
-  toolNames: () => [],
+  completions: () => [],
   state: { get: async () => undefined, set: async () => undefined },
   secrets: [],
 };
