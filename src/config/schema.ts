@@ -110,6 +110,9 @@ export const LoopGuardsSchema = z.strictObject({
   selfCheck: z.boolean().default(DEFAULT_LOOP_GUARDS.selfCheck),
 });
 
+/** The loop guards' settings once defaults are applied (`agent.loopGuards`). */
+export type LoopGuardsConfig = z.infer<typeof LoopGuardsSchema>;
+
 /** The conversation runtime and the agentic loop. */
 export const AgentConfigSchema = z.strictObject({
   name: z.string().default('pincer'),
