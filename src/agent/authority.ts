@@ -4,6 +4,7 @@
  * (config `admins`, or an admin of the group on the platform) or a member.
  * Commands, policy changes and later jobs and routines ask here.
  */
+import type { CommandRole } from '../channels/command-grammar.js';
 import type { Channel, ChatInfo } from '../channels/types.js';
 import { qualifiedUserId } from '../channels/types.js';
 import type { Config } from '../config/schema.js';
@@ -42,6 +43,16 @@ export class Authority {
       this.log.warn({ err: error }, 'admin check failed');
       return false;
     }
+  }
+
+  /**
+   * Whether the sender may run a command meant for `who`: `admin` means an
+   * admin of this chat (in a DM, of the bot), `owner` an owner of the bot.
+   */
+  async allows(who: CommandRole, chat: ChatInfo, userId: string): Promise<boolean> {
+    if (who === 'owner') return this.isOwner(chat.channel, userId);
+    if (who === 'admin') return this.isChatAdmin(chat, userId);
+    return true;
   }
 
   /** The sender's role in `chat`. */

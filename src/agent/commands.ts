@@ -1,9 +1,9 @@
 /**
  * Chat commands (SPEC section 7). They run on the control path: a command never
- * waits behind a running turn. Admin commands check the caller before anything
- * changes.
+ * waits behind a running turn. Who may run each one is checked by the authority
+ * before it runs, from the table's `who`.
  */
-import { commandUsage, findCommand, parseCommand, type CommandArg, type ParsedCommand } from '../channels/command-grammar.js';
+import { commandUsage, findCommand, parseCommand, type CommandArg, type ParsedCommand, type ParseResult } from '../channels/command-grammar.js';
 import type { Channel, CommandSpec, InboundCommand } from '../channels/types.js';
 import { qualifiedUserId, threadKeyOf } from '../channels/types.js';
 import { decideApproval } from '../tools/approval-rule.js';
@@ -65,8 +65,18 @@ export function canonicalCommand(name: string): string | undefined {
   return findCommand(COMMANDS, name)?.name;
 }
 
-/** What people are told when a command is only for owners. */
-const OWNER_ONLY: Record<string, string> = { shutdown: 'Only an owner of this bot can shut it down.' };
+/** What someone who may not touch the global tool policy is told. */
+const GLOBAL_POLICY_REFUSAL = 'Only an owner or a configured admin of this bot can change or list the global tool policy. Nothing was changed.';
+
+/** What someone who may not run `spec` is told; `/policy`'s refusal names the scope asked for. */
+function refusal(spec: CommandSpec, event: InboundCommand, parsed: ParseResult): string {
+  if (spec.name === 'shutdown') return 'Only an owner of this bot can shut it down.';
+  if (spec.name === 'policy') {
+    const global = event.chat.kind === 'dm' || (parsed.ok && parsed.value.args.scope === 'global');
+    return global ? GLOBAL_POLICY_REFUSAL : 'Only an admin of this group can change its tool policy. Nothing was changed.';
+  }
+  return spec.who === 'owner' ? `Only an owner of this bot can use /${spec.name}.` : `Only an admin can use /${spec.name}${event.chat.kind === 'group' ? ' in this group' : ''}.`;
+}
 
 /** Runs commands. */
 export class CommandHandler {
@@ -94,12 +104,12 @@ export class CommandHandler {
     }
   }
 
-  /** Parses the arguments and checks who may run it, then runs it. */
+  /** Checks who may run it (the spec's `who`), then parses the arguments and runs it. */
   private async checkedRun(spec: CommandSpec, event: InboundCommand): Promise<string | { text: string; private: boolean }> {
-    if (spec.who === 'owner' && !this.authority.isOwner(event.chat.channel, event.sender.id)) {
-      return { text: OWNER_ONLY[spec.name] ?? `Only an owner of this bot can use /${spec.name}.`, private: true };
-    }
     const parsed = parseCommand(spec, event.args);
+    if (!(await this.authority.allows(spec.who ?? 'everyone', event.chat, event.sender.id))) {
+      return { text: refusal(spec, event, parsed), private: true };
+    }
     if (!parsed.ok) return { text: parsed.error, private: true };
     return this.run(spec.name, event, parsed.value);
   }
@@ -184,8 +194,8 @@ export class CommandHandler {
   private async policy(event: InboundCommand, parsed: ParsedCommand) {
     const action = parsed.sub ?? 'list';
     const scope = parsed.args.scope === 'global' || event.chat.kind === 'dm' ? GLOBAL_SCOPE : event.chat.scope;
-    const denied = await this.policyRefusal(event, scope);
-    if (denied) return { text: denied, private: true };
+    // Admins of a group may change its policy; the global one needs an admin of the bot.
+    if (scope === GLOBAL_SCOPE && !this.authority.isBotAdmin(event.chat.channel, event.sender.id)) return { text: GLOBAL_POLICY_REFUSAL, private: true };
     if (action === 'list') return this.policyList(scope);
     const tool = String(parsed.args.tool);
     if (!this.services.registry.get(tool)) {
@@ -202,14 +212,6 @@ export class CommandHandler {
     return action === 'reset'
       ? `Policy for ${tool} reset ${where}; it is now "${effective}".`
       : `Policy for ${tool} set to "${action}" ${where}.`;
-  }
-
-  private async policyRefusal(event: InboundCommand, scope: string): Promise<string | undefined> {
-    if (scope === GLOBAL_SCOPE) {
-      const allowed = this.authority.isBotAdmin(event.chat.channel, event.sender.id);
-      return allowed ? undefined : 'Only an owner or a configured admin of this bot can change or list the global tool policy. Nothing was changed.';
-    }
-    return (await this.authority.isChatAdmin(event.chat, event.sender.id)) ? undefined : 'Only an admin of this group can change its tool policy. Nothing was changed.';
   }
 
   private async policyList(scope: string): Promise<string> {

@@ -69,7 +69,7 @@ export function parseCommand(spec: CommandSpec, text: string): ParseResult {
     if (!sub) return { ok: false, error: `Usage: ${commandUsage(spec)}` };
     if (words.length) words.shift();
   }
-  const args = parseArgs(sub?.args ?? spec.args ?? [], words, text);
+  const args = parseArgs(sub?.args ?? spec.args ?? [], words, text, sub !== undefined);
   if (typeof args === 'string') return { ok: false, error: `${args} Usage: ${commandUsage(spec)}` };
   return { ok: true, value: { ...(sub ? { sub: sub.name } : {}), args } };
 }
@@ -124,8 +124,12 @@ interface Word {
   at: number;
 }
 
-/** The arguments by name, or a sentence saying what is wrong. */
-function parseArgs(defined: readonly CommandArg[], words: readonly Word[], text: string): Record<string, string | number> | string {
+/**
+ * The arguments by name, or a sentence saying what is wrong. A bare command
+ * (no arguments, no subcommands) ignores words after it; any other refuses
+ * words it does not expect, so that a mistyped `globl` is not dropped silently.
+ */
+function parseArgs(defined: readonly CommandArg[], words: readonly Word[], text: string, inSub: boolean): Record<string, string | number> | string {
   const values: Record<string, string | number> = {};
   const rest = [...words];
   // Optional choices ("here", "global") are taken wherever they stand, except inside free text.
@@ -148,6 +152,7 @@ function parseArgs(defined: readonly CommandArg[], words: readonly Word[], text:
     }
     if (arg.required && !(arg.name in values)) return `${arg.name.toUpperCase()} is missing.`;
   }
+  if (rest.length && (defined.length || inSub)) return `"${rest[0]!.text}" is not expected there.`;
   return values;
 }
 

@@ -30,6 +30,15 @@ describe('authority', () => {
     expect(await failing.isChatAdmin(group, 'gina')).toBe(false);
   });
 
+  it('allows a command by its `who`: everyone, admins of the chat, owners', async () => {
+    const group = testGroup('g3');
+    expect(await authority.allows('everyone', group, 'mia')).toBe(true);
+    expect(await authority.allows('admin', group, 'mia')).toBe(false);
+    expect(await authority.allows('admin', group, 'adam')).toBe(true);
+    expect(await authority.allows('owner', group, 'adam')).toBe(false);
+    expect(await authority.allows('owner', testDm('olga'), 'olga')).toBe(true);
+  });
+
   it('treats the one user of a local-operator channel as an owner, whatever its name', () => {
     const local = { name: 'console', capabilities: TERMINAL_CAPABILITIES } as unknown as Channel;
     const byCapability = new Authority({ owners: [], admins: [] }, () => local, silentLogger);

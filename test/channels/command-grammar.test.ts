@@ -34,6 +34,12 @@ describe('parseCommand', () => {
     expect(parseCommand(jobs, 'show seven')).toMatchObject({ ok: false, error: expect.stringMatching(/^ID must be a whole number/) });
   });
 
+  it('refuses words a command does not expect; a bare command ignores them', () => {
+    expect(parseCommand(policy, 'allow shell global please')).toEqual({ ok: false, error: expect.stringMatching(/^"please" is not expected there\. Usage: \/policy/) });
+    expect(parseCommand(jobs, 'list all')).toMatchObject({ ok: false, error: expect.stringMatching(/^"all" is not expected there/) });
+    expect(parseCommand(findCommand(COMMANDS, 'stop')!, 'now')).toEqual({ ok: true, value: { args: {} } });
+  });
+
   it('types integers and keeps free text with its spacing', () => {
     expect(parseCommand(jobs, 'show 42')).toEqual({ ok: true, value: { sub: 'show', args: { id: 42 } } });
     expect(parseCommand(remind, '  water  the plants ')).toEqual({ ok: true, value: { args: { text: 'water  the plants' } } });
