@@ -1,7 +1,7 @@
 /**
  * Finds a reply that ends in a degenerate stream: the same chunk of text over
  * and over, back to back, up to its end. A long answer that merely reuses
- * phrases, rows or code lines is not one: only prose at the end of the text is
+ * phrases, rows or code lines is not one: only the prose that ends the text is
  * examined (code blocks, tables, lists and CSV-like lines are left out), and
  * the copies must follow each other with nothing but whitespace between them.
  */
@@ -10,6 +10,10 @@
 export interface RepetitionOptions {
   /** Copies of the unit, back to back, that make a loop. */
   minRepeats: number;
+  /** The shortest unit looked for, in characters. */
+  minChunk: number;
+  /** The longest unit looked for, in characters (a line or a short paragraph). */
+  maxChunk: number;
   /** Characters the repeating run must cover (short runs, like "Thanks! Thanks!", are fine). */
   minCovered: number;
   /**
@@ -18,20 +22,25 @@ export interface RepetitionOptions {
    * that repeats until it is cut off is not.
    */
   manyRepeats: number;
-  /** The longest unit looked for, in characters. */
-  maxUnit: number;
-  /** Characters at the end of the text examined (bounds the cost on long replies). */
+  /** Characters at the end of the text searched for a unit (bounds the cost on long replies). */
   maxTail: number;
 }
 
 /** The defaults. */
-export const DEFAULT_REPETITION: RepetitionOptions = { minRepeats: 5, minCovered: 200, manyRepeats: 20, maxUnit: 500, maxTail: 16_384 };
+export const DEFAULT_REPETITION = {
+  minRepeats: 6,
+  minChunk: 2,
+  maxChunk: 1_000,
+  minCovered: 200,
+  manyRepeats: 20,
+  maxTail: 16_384,
+} as const satisfies RepetitionOptions;
 
 /** A degenerate tail found in a reply. */
 export interface DegenerateTail {
   /** The text to deliver: everything before the loop and one copy of the unit. */
   keep: string;
-  /** The repeating unit (whitespace collapsed, clipped to 200 characters). */
+  /** The repeating unit (whitespace collapsed, clipped to 200 characters), for the log. */
   unit: string;
   /** Copies found. */
   repeats: number;
@@ -47,29 +56,52 @@ export const REPETITION_CUT_NOTE = '(I started repeating the same text over and 
  * findDegenerateTail('Intro. ' + 'I will check. '.repeat(40))?.keep // 'Intro. I will check.'
  */
 export function findDegenerateTail(text: string, options: Partial<RepetitionOptions> = {}): DegenerateTail | undefined {
-  const settings = { ...DEFAULT_REPETITION, ...options };
+  const settings: RepetitionOptions = { ...DEFAULT_REPETITION, ...options };
   const proseStart = trailingProseStart(text);
-  const from = Math.max(proseStart, text.length - settings.maxTail);
-  const { chars, origin } = compact(text, from);
-  const n = chars.length;
-  if (n < settings.minCovered) return undefined;
-  for (let unit = 1; unit <= Math.min(settings.maxUnit, Math.floor(n / settings.minRepeats)); unit++) {
-    // The longest run at the end in which every character equals the one a unit earlier.
-    let i = n - 1;
-    while (i >= unit && chars[i] === chars[i - unit]) i--;
-    const covered = n - 1 - i + unit;
+  let tail = compact(text, Math.max(proseStart, text.length - settings.maxTail));
+  if (tail.chars.length < settings.minCovered) return undefined;
+  // A unit with fewer than two different letters or digits (a separator such as "-----") is never a loop.
+  const first = Math.max(settings.minChunk, shortestMeaningfulEnd(tail.chars));
+  const last = Math.min(settings.maxChunk, Math.floor(tail.chars.length / settings.minRepeats));
+  for (let unit = first; unit <= last; unit++) {
+    let covered = periodicEnd(tail.chars, unit);
+    if (covered === tail.chars.length && tail.origin[0]! > proseStart) {
+      // The run reaches back past the part searched: find where it really starts.
+      tail = compact(text, proseStart);
+      covered = periodicEnd(tail.chars, unit);
+    }
     const repeats = Math.floor(covered / unit);
     if (repeats < settings.minRepeats || covered < settings.minCovered) continue;
-    const start = n - covered;
-    if (!meaningful(chars.slice(start, start + unit).join(''))) continue;
     if (repeats < settings.manyRepeats && covered * 3 < text.length) continue;
-    const end = copyEnd(chars, start, unit);
-    const copy = chars.slice(Math.max(0, end - unit), end).join('');
-    // A unit the text already used many times before the run is its style, not a loop.
-    if (occurrences(text.slice(0, origin[start]!), copy.trim(), settings.minRepeats) >= settings.minRepeats) return undefined;
-    return { keep: text.slice(0, origin[end - 1]! + 1).trimEnd(), unit: copy.trim().slice(0, 200), repeats };
+    const start = tail.chars.length - covered;
+    const end = copyEnd(tail.chars, start, unit);
+    const copy = tail.chars.slice(Math.max(0, end - unit), end).join('').trim();
+    return { keep: text.slice(0, tail.origin[end - 1]! + 1).trimEnd(), unit: copy.slice(0, 200), repeats };
   }
   return undefined;
+}
+
+/** How many characters at the end of `chars` repeat with period `unit`, counting the first copy. */
+function periodicEnd(chars: readonly string[], unit: number): number {
+  let i = chars.length - 1;
+  while (i >= unit && chars[i] === chars[i - unit]) i--;
+  return chars.length - 1 - i + unit;
+}
+
+/**
+ * The length of the shortest end of `chars` holding two different letters or
+ * digits. A unit that repeats up to the end holds the same characters as the
+ * end of that length, so shorter units are separators and need no search.
+ */
+function shortestMeaningfulEnd(chars: readonly string[]): number {
+  let seen: string | undefined;
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const char = chars[i]!.toLowerCase();
+    if (!/[\p{L}\p{N}]/u.test(char)) continue;
+    if (seen === undefined) seen = char;
+    else if (char !== seen) return chars.length - i;
+  }
+  return Number.POSITIVE_INFINITY;
 }
 
 /**
@@ -126,7 +158,8 @@ function isStructuredLine(line: string): boolean {
   if (/^( {4}|\t)\S/.test(line)) return true; // indented code
   if (/^\s*\|/.test(line)) return true; // table row
   if (/^\s*([-*+]|\d{1,4}[.)])\s+\S/.test(line)) return true; // list item
-  return /^[^,;\t]*([,;\t][^,;\t]*){3,}$/.test(line) && !/[.!?]\s/.test(line); // CSV-like row
+  // A CSV-like row: several separators, and not a sentence (a sentence with commas ends like one).
+  return /^[^,;\t]*([,;\t][^,;\t]*){3,}$/.test(line) && !/[.!?]["')]?\s*$|[.!?]\s/.test(line);
 }
 
 /** The text from `from` with runs of whitespace as one space, and where each character came from. */
@@ -145,18 +178,4 @@ function compact(text: string, from: number): { chars: string[]; origin: number[
     origin.pop();
   }
   return { chars, origin };
-}
-
-/** How often `needle` occurs in `text`, counting up to `enough`. */
-function occurrences(text: string, needle: string, enough: number): number {
-  if (!needle) return 0;
-  let count = 0;
-  for (let at = text.indexOf(needle); at !== -1 && count < enough; at = text.indexOf(needle, at + needle.length)) count++;
-  return count;
-}
-
-/** A unit worth calling a loop: it has at least two different letters or digits (not a separator like "-----"). */
-function meaningful(unit: string): boolean {
-  const letters = new Set(unit.toLowerCase().match(/[\p{L}\p{N}]/gu) ?? []);
-  return letters.size >= 2;
 }
