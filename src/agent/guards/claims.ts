@@ -4,85 +4,151 @@
  * of the workspace that does not exist, is sent back to the model once with
  * what is wrong, before anything reaches the person.
  */
-import { readFile, stat } from 'node:fs/promises';
-import { isAbsolute, join, relative } from 'node:path';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
+import { fencedBlocks, removeSpans } from '../../llm/text-spans.js';
 import { normaliseWorkspacePath } from './turn-writes.js';
 
-/** A file name: something with an extension, or a relative path with a slash. */
-const PATH = String.raw`[\w.\-]*[\w\-]\.[A-Za-z0-9]{1,10}|[\w.\-]+(?:\/[\w.\-]+)+`;
-/** Verbs that claim a change, in the forms "I wrote", "I've written", "Saved". */
-const VERBS = String.raw`wrote|written|write|created|create|saved|save|updated|update|changed|change|edited|edit|modified|modify|fixed|fix|stored|store|added|add|appended|append|overwrote|overwritten|replaced|replace`;
-/** "I wrote", "I have updated", "I've saved", or a sentence that starts with the verb ("Saved the report to ..."). */
-const ACTIVE = new RegExp(String.raw`(?:\bI\s*(?:'ve|\s+have|\s+just|\s+also|\s+now)*\s+|^\s*(?:(?:and|then|also|now|done|ok)[\s,:]+)?)(?:${VERBS})\b([^\n]{0,120})`, 'i');
+/**
+ * A file name: something with an extension, or a path with a slash; absolute or
+ * relative. Its parts are bounded, so that a long run of letters costs little.
+ */
+const PATH = String.raw`\/?(?:[\w.\-]{0,255}[\w\-]\.[A-Za-z0-9]{1,10}|[\w.\-]{1,255}(?:\/[\w.\-]{1,255}){1,32})`;
+/** No path starts in the middle of a word or of another path. */
+const PATH_START = String.raw`(?<![\w/.@:~-])`;
+/** Verbs (past forms) that claim a change: "I wrote", "I've written", "Saved ...". */
+const VERBS = String.raw`wrote|written|created|saved|updated|changed|edited|modified|fixed|stored|added|appended|overwrote|overwritten|replaced|rewrote|rewritten|generated|put`;
+/**
+ * Where a claim starts: "I wrote", "I have just updated", "I read a.md and changed",
+ * or a sentence or list item that starts with the verb ("Saved the report to ...",
+ * "- **Updated** `a.ts`").
+ */
+const CLAIM = new RegExp(
+  String.raw`(?:\bI(?:'ve|\s+have|\s+just|\s+also|\s+now|\s+then|\s+finally)*\s+|\b(?<joined>and)\s+(?:then\s+|also\s+)?|^\s*(?:(?:\d{1,3}[.)]|[^\w\s]{1,3})\s*){0,2}(?:(?:and|then|also|now|done|ok|finally|first|next)[\s,:\-—]+)*)(?:${VERBS})\b`,
+  'gi',
+);
 /** "notes.md has been written", "src/a.ts was updated", "notes.md is now saved". */
-const PASSIVE = new RegExp(String.raw`\`?(${PATH})\`?\s+(?:has\s+been|have\s+been|was|were|is\s+now)\s+(?:${VERBS})`, 'gi');
-/** A sentence that only talks about a change: a question, a condition, the future, a negation. */
-const NOT_A_CLAIM = /\?|\b(will|would|could|can|should|shall|might|may|if|when|once|not|never|cannot|unable|please)\b|n't\b|\byou\s+(?:can|could|should|may|might|need|want|will)\b/i;
+const PASSIVE = new RegExp(String.raw`${PATH_START}\`?(${PATH})\`?\s+(?:has\s+been|have\s+been|was|were|is\s+now|are\s+now)\s+(?:${VERBS})\b`, 'gi');
+/** Words before the verb that make it no claim: a condition, the future, a wish, a negation, an offer. */
+const NOT_A_CLAIM = /\b(will|would|could|can|should|shall|might|may|must|if|when|whenever|once|unless|not|never|cannot|unable|please|want|need|going)\b|n't\b/i;
+/** A claim about an earlier turn, which this turn's calls cannot bear out. */
+const EARLIER = /\b(earlier|previously|yesterday|already|last\s+time|(?:previous|earlier|last|other)\s+(?:turn|message|reply|answer|session|conversation|chat))\b/i;
+/** Where the claim's clause ends: the paths after it belong to something else. */
+const CLAUSE_END = /;|\s[—–]\s|\b(?:but|so|because|which|while|since|although|though|whereas|unless|except)\b/i;
+/** Words right before a path that name it as a source or a contrast, not as what was written. */
+const NOT_A_TARGET = /\b(?:from|see|using|per|like|than|of|not|instead\s+of|rather\s+than|based\s+on|according\s+to|(?:described|mentioned|listed|shown|explained)\s+in)\s+(?:the\s+(?:file\s+)?)?[`'"]?$/i;
 /** Extensions of files worth checking when a citation names one that does not exist. */
 const SOURCE_EXTENSIONS = new Set('ts tsx js jsx mjs cjs py rb go rs java kt swift c h cc cpp hpp cs php sh bash zsh md txt json yaml yml toml ini cfg conf csv log html css scss sql xml'.split(' '));
 
 /**
- * Workspace-relative file paths the text says the assistant wrote or changed.
+ * File paths the text says the assistant wrote or changed in this reply:
+ * relative ones normalised as the workspace tools do (`./a.md` is `a.md`),
+ * absolute ones as written. Offers, conditions, the future, negations,
+ * questions, earlier turns and code blocks are no claim.
  *
  * @example
  * claimedFileWrites("I've updated `src/app.ts` and saved notes.md.") // ['src/app.ts', 'notes.md']
  */
 export function claimedFileWrites(text: string): string[] {
   const found = new Set<string>();
-  for (const sentence of sentences(withoutCode(text))) {
-    if (NOT_A_CLAIM.test(sentence)) continue;
-    const active = ACTIVE.exec(sentence);
-    if (active) for (const path of pathsIn(active[1]!)) found.add(path);
-    for (const match of sentence.matchAll(PASSIVE)) found.add(normaliseWorkspacePath(match[1]!));
+  for (const sentence of sentences(withoutCodeBlocks(text))) {
+    if (sentence.includes('?') || EARLIER.test(sentence)) continue;
+    for (const claim of sentence.matchAll(CLAIM)) {
+      const before = sentence.slice(0, claim.index);
+      // Only the claim's own clause counts: "The tests did not run, but I fixed a.ts" claims a.ts.
+      if (NOT_A_CLAIM.test(before.split(/[,;:]|\b(?:but|so)\b/i).at(-1)!)) continue;
+      // "... and changed x.ts" claims only when I did it: "The tests read a.json and created out.log" does not.
+      if (claim.groups?.joined && !/\bI\b/.test(before)) continue;
+      const after = sentence.slice(claim.index + claim[0].length);
+      const clause = after.slice(0, CLAUSE_END.exec(after)?.index ?? after.length);
+      for (const path of targetsIn(clause)) found.add(path);
+    }
+    for (const match of sentence.matchAll(PASSIVE)) {
+      if (!NOT_A_CLAIM.test(sentence.slice(0, match.index))) found.add(normalise(match[1]!));
+    }
   }
   return [...found];
 }
 
-/** `path:line`, `path:line:col` and `path#L12` citations in the text, outside URLs. */
-export function citedLocations(text: string): { path: string; line: number }[] {
-  const plain = text.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S+/gi, ' ');
-  const cited: { path: string; line: number }[] = [];
-  const pattern = new RegExp(String.raw`(?<![\w/.@-])\`?(${PATH})(?::(\d+)(?::\d+)?|#L(\d+))`, 'g');
+/** A place in a file that the text cites. */
+export interface CitedLocation {
+  /** The file, normalised like {@link claimedFileWrites}' paths. */
+  path: string;
+  /** The line cited; for a range, its last line. */
+  line: number;
+}
+
+/**
+ * `path:line`, `path:line:col`, `path:from-to` and `path#L12` (or `#L3-L9`)
+ * citations in the text, outside URLs.
+ *
+ * @example
+ * citedLocations('See src/app.ts:42 and docs/a.md#L3-L9.') // [{ path: 'src/app.ts', line: 42 }, { path: 'docs/a.md', line: 9 }]
+ */
+export function citedLocations(text: string): CitedLocation[] {
+  const plain = text.replace(/\b[a-z][a-z0-9+.-]{0,30}:\/\/\S+/gi, ' ');
+  const cited: CitedLocation[] = [];
+  const pattern = new RegExp(String.raw`${PATH_START}\`?(${PATH})\`?(?::(\d+)(?:-(\d+)|:\d+)?|#L(\d+)(?:-L?(\d+))?)(?![\w/])`, 'g');
   for (const match of plain.matchAll(pattern)) {
-    const line = Number(match[2] ?? match[3]);
-    if (line > 0) cited.push({ path: normaliseWorkspacePath(match[1]!), line });
+    if (isNumber(match[1]!)) continue;
+    const first = Number(match[2] ?? match[4]);
+    const last = Math.max(first, Number(match[3] ?? match[5] ?? first));
+    if (first > 0) cited.push({ path: normalise(match[1]!), line: last });
   }
   return cited;
 }
 
-/** What the checks know about the turn. */
-export interface ClaimContext {
-  /** Workspace-relative paths this turn's tools wrote (normalised). */
-  changed: ReadonlySet<string>;
-  /** Absolute path of the workspace. */
-  workspaceDir: string;
+/** How sure the checks can be about the turn's writes. */
+export interface ClaimOptions {
   /** A tool that can change files without saying which (a shell) ran: claimed writes cannot be checked. */
   writesUnknown?: boolean;
 }
 
+/** What the checks know about the turn, in one object (the older form of {@link checkClaims}' arguments). */
+export interface ClaimContext extends ClaimOptions {
+  /** Workspace-relative paths this turn's tools wrote (normalised). */
+  changed: ReadonlySet<string>;
+  /** The workspace folder. */
+  workspaceDir: string;
+}
+
 /**
- * The answer's claims that the workspace does not bear out, in plain words.
- * Only paths inside the workspace are checked.
+ * The answer's claims that the workspace does not bear out, in plain words:
+ * files it says it changed that no tool call of this turn (`changed`, its
+ * workspace-relative paths, normalised) wrote, and cited lines or files that
+ * do not exist. Only paths inside `workspaceDir` are checked: absolute paths
+ * elsewhere, `..` escapes and symlinks leading out are left alone.
  */
-export async function checkClaims(text: string, context: ClaimContext): Promise<string[]> {
+export async function checkClaims(text: string, changed: ReadonlySet<string>, workspaceDir: string, options?: ClaimOptions): Promise<string[]>;
+/** The same, with the turn's facts in one object. */
+export async function checkClaims(text: string, context: ClaimContext): Promise<string[]>;
+export async function checkClaims(
+  text: string,
+  changedOrContext: ReadonlySet<string> | ClaimContext,
+  workspaceDir?: string,
+  options: ClaimOptions = {},
+): Promise<string[]> {
+  const context: ClaimContext = 'workspaceDir' in changedOrContext ? changedOrContext : { changed: changedOrContext, workspaceDir: workspaceDir!, ...options };
+  const given = resolve(context.workspaceDir);
+  const root = await realpath(given).catch(() => given);
+  // An absolute path may be written through the folder's real path or the one configured.
+  const toWorkspace = (path: string) => insideWorkspace(root, path) ?? insideWorkspace(given, path);
   const problems: string[] = [];
   if (!context.writesUnknown) {
-    for (const path of claimedFileWrites(text)) {
-      if (!insideWorkspace(path) || context.changed.has(path)) continue;
+    for (const claimed of claimedFileWrites(text)) {
+      const path = toWorkspace(claimed);
+      if (path === undefined || context.changed.has(path)) continue;
       problems.push(`you said you wrote or changed ${path}, but no tool call in this turn wrote it`);
     }
   }
   const seen = new Set<string>();
-  for (const { path, line } of citedLocations(text)) {
-    const key = `${path}:${line}`;
-    if (!insideWorkspace(path) || seen.has(key)) continue;
+  for (const cited of citedLocations(text)) {
+    const path = toWorkspace(cited.path);
+    const key = `${path}:${cited.line}`;
+    if (path === undefined || seen.has(key)) continue;
     seen.add(key);
-    const lines = await lineCount(join(context.workspaceDir, path));
-    if (lines === undefined) {
-      if (path.includes('/') || SOURCE_EXTENSIONS.has(extensionOf(path))) problems.push(`you cited ${key}, but ${path} does not exist in the workspace`);
-    } else if (line > lines) {
-      problems.push(`you cited ${key}, but ${path} has only ${lines} line${lines === 1 ? '' : 's'}`);
-    }
+    const problem = await citationProblem(root, path, cited.line);
+    if (problem) problems.push(problem);
   }
   return problems;
 }
@@ -96,41 +162,73 @@ export function claimsCorrection(problems: readonly string[]): string {
   ].join('\n');
 }
 
-/** Text without fenced code blocks and inline code spans that are whole commands. */
-function withoutCode(text: string): string {
-  return text.replace(/^\s{0,3}(`{3,}|~{3,})[\s\S]*?^\s{0,3}\1\s*$/gm, ' ');
-}
-
-function sentences(text: string): string[] {
-  return text.split(/(?<=[.!?])\s+|\n+/).filter((sentence) => sentence.trim());
-}
-
-function pathsIn(fragment: string): string[] {
-  const paths: string[] = [];
-  for (const match of fragment.matchAll(new RegExp(String.raw`(?<![\w/.@:-])\`?(${PATH})\`?`, 'g'))) {
-    const path = match[1]!.replace(/\.+$/, '');
-    if (/^\d+(\.\d+)+$/.test(path)) continue; // a version or a number, not a file
-    paths.push(normaliseWorkspacePath(path));
+/** What is wrong with citing `line` of `path` (workspace-relative), or undefined. */
+async function citationProblem(root: string, path: string, line: number): Promise<string | undefined> {
+  const cite = `${path}:${line}`;
+  const lines = await lineCount(root, path);
+  if (lines === 'outside') return undefined;
+  if (lines === 'folder') return `${cite} does not exist: ${path} is a folder, not a file`;
+  if (lines === undefined) {
+    // "example.com:443" names no file of the workspace; "src/gone.ts:3" does.
+    const looksLikeFile = path.includes('/') || SOURCE_EXTENSIONS.has(posix.extname(path).slice(1).toLowerCase());
+    return looksLikeFile ? `${cite} does not exist: there is no ${path} in the workspace` : undefined;
   }
-  return paths;
+  if (line <= lines) return undefined;
+  return `${cite} does not exist: ${path} ${lines === 0 ? 'is empty' : `has ${lines} line${lines === 1 ? '' : 's'}`}`;
 }
 
-function insideWorkspace(path: string): boolean {
-  return path !== '' && !isAbsolute(path) && !relative('.', path).startsWith('..');
-}
-
-function extensionOf(path: string): string {
-  const dot = path.lastIndexOf('.');
-  return dot < 0 ? '' : path.slice(dot + 1).toLowerCase();
-}
-
-async function lineCount(file: string): Promise<number | undefined> {
+/** The lines of a workspace file, or why it has none; symlinks leading out of the workspace are not followed. */
+async function lineCount(root: string, path: string): Promise<number | 'folder' | 'outside' | undefined> {
+  let real: string;
   try {
-    if (!(await stat(file)).isFile()) return undefined;
-    const content = await readFile(file, 'utf8');
+    real = await realpath(join(root, path));
+  } catch {
+    return undefined;
+  }
+  if (real !== root && !real.startsWith(root + sep)) return 'outside';
+  try {
+    if (!(await stat(real)).isFile()) return 'folder';
+    const content = await readFile(real, 'utf8');
     if (content === '') return 0;
     return content.split('\n').length - (content.endsWith('\n') ? 1 : 0);
   } catch {
     return undefined;
   }
+}
+
+/** `path` relative to the workspace `root`, or undefined when it points outside. */
+function insideWorkspace(root: string, path: string): string | undefined {
+  const relativePath = isAbsolute(path) ? relative(root, path).split(sep).join('/') : path;
+  if (relativePath === '' || isAbsolute(relativePath) || relativePath.split('/').includes('..')) return undefined;
+  return normaliseWorkspacePath(relativePath);
+}
+
+/** A relative path as the workspace tools see it; an absolute one cleaned, still absolute. */
+function normalise(path: string): string {
+  return path.startsWith('/') ? posix.normalize(path) : normaliseWorkspacePath(path);
+}
+
+/** The paths in a claim's clause that are its targets (not its sources). */
+function targetsIn(clause: string): string[] {
+  const paths: string[] = [];
+  for (const match of clause.matchAll(new RegExp(String.raw`${PATH_START}\`?(${PATH})\`?`, 'g'))) {
+    const path = match[1]!.replace(/\.+$/, '');
+    if (isNumber(path) || NOT_A_TARGET.test(clause.slice(0, match.index))) continue;
+    paths.push(normalise(path));
+  }
+  return paths;
+}
+
+/** A version or a number ("2.4.1", "3.5"), not a file. */
+function isNumber(path: string): boolean {
+  return /^\/?\d+(\.\d+)+$/.test(path);
+}
+
+/** The text without fenced code blocks: commands and file contents there are no claims. */
+function withoutCodeBlocks(text: string): string {
+  return removeSpans(text, fencedBlocks(text), () => '\n');
+}
+
+function sentences(text: string): string[] {
+  return text.split(/(?<=[.!?])\s+|\n+/).filter((sentence) => sentence.trim());
 }

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open, readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { ToolError } from '../../errors.js';
 import type { Tool } from '../types.js';
 import { displayPath, resolveForWrite, WORKSPACE_FILE_MODE, workspaceRoot } from './lib/workspace.js';
 
@@ -37,27 +38,30 @@ export function filesWriteTool(dir: string): Tool<typeof parameters> {
       } finally {
         await file.close();
       }
-      await verifyWrite(target, content, append);
-      return `${append ? 'Appended' : 'Wrote'} ${Buffer.byteLength(content)} bytes to ${displayPath(root, target)}.`;
+      const shown = displayPath(root, target);
+      const problem = await verifyWrite(target, content, append);
+      if (problem) throw new ToolError(`writing ${shown} did not take: ${problem}. Read the file to see what it holds before writing it again.`);
+      return `${append ? 'Appended' : 'Wrote'} ${Buffer.byteLength(content)} bytes to ${shown}.`;
     },
   };
 }
 
 /**
- * Reads the file back (seed 002's action verification): it must exist and hold
- * what was written (the same SHA-256; for an append, its end). Throws when not,
- * so the model is told the write did not take.
+ * Reads the file at `target` back (seed 002's action verification): it must
+ * exist and hold `content` (the same SHA-256; after an append, at its end).
+ * Undefined when it does, else what is wrong, in plain words.
  */
-export async function verifyWrite(target: string, content: string, append: boolean): Promise<void> {
+export async function verifyWrite(target: string, content: string, append = false): Promise<string | undefined> {
   let written: Buffer;
   try {
     written = await readFile(target);
   } catch {
-    throw new Error('the file is missing right after writing it; the write did not take');
+    return 'the file is missing right after it was written';
   }
   const expected = Buffer.from(content, 'utf8');
   const actual = append ? written.subarray(Math.max(0, written.length - expected.length)) : written;
-  if (sha256(actual) !== sha256(expected)) throw new Error('reading the file back gave different content than was written; the write did not take');
+  if (sha256(actual) !== sha256(expected)) return 'reading the file back gave different content than was written';
+  return undefined;
 }
 
 function sha256(data: Buffer): string {

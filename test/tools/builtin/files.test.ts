@@ -119,15 +119,23 @@ describe('files_write verification', () => {
   it('accepts a file that holds what was written, after a write and an append', async () => {
     const file = join(dir, 'a.txt');
     writeFileSync(file, 'one\ntwo\n');
-    await expect(verifyWrite(file, 'one\ntwo\n', false)).resolves.toBeUndefined();
-    await expect(verifyWrite(file, 'two\n', true)).resolves.toBeUndefined();
+    expect(await verifyWrite(file, 'one\ntwo\n')).toBeUndefined();
+    expect(await verifyWrite(file, 'two\n', true)).toBeUndefined();
   });
 
-  it('reports a missing file or different content as a failed write', async () => {
-    await expect(verifyWrite(join(dir, 'gone.txt'), 'x', false)).rejects.toThrow(/missing right after writing/);
+  it('reports a missing file or different content in plain words', async () => {
+    expect(await verifyWrite(join(dir, 'gone.txt'), 'x')).toBe('the file is missing right after it was written');
     const file = join(dir, 'b.txt');
     writeFileSync(file, 'changed by someone else');
-    await expect(verifyWrite(file, 'what we wrote', false)).rejects.toThrow(/different content/);
-    await expect(verifyWrite(file, 'tail', true)).rejects.toThrow(/different content/);
+    expect(await verifyWrite(file, 'what we wrote')).toBe('reading the file back gave different content than was written');
+    expect(await verifyWrite(file, 'tail', true)).toBe('reading the file back gave different content than was written');
+    expect(await verifyWrite(file, 'changed by someone else', true)).toBeUndefined();
+  });
+
+  it('the tool reads back what it wrote, in a new folder and after an append', async () => {
+    const writer = filesWriteTool(dir);
+    await writer.execute({ path: 'deep/er/c.md', content: 'héllo\n', append: false }, ctx);
+    await expect(writer.execute({ path: 'deep/er/c.md', content: 'more\n', append: true }, ctx)).resolves.toBe('Appended 5 bytes to deep/er/c.md.');
+    expect(await verifyWrite(join(dir, 'deep', 'er', 'c.md'), 'héllo\nmore\n')).toBeUndefined();
   });
 });
