@@ -133,11 +133,12 @@ export async function checkClaims(
   const root = await realpath(given).catch(() => given);
   // An absolute path may be written through the folder's real path or the one configured.
   const toWorkspace = (path: string) => insideWorkspace(root, path) ?? insideWorkspace(given, path);
+  const changed = new Set([...context.changed].map(normaliseWorkspacePath));
   const problems: string[] = [];
   if (!context.writesUnknown) {
     for (const claimed of claimedFileWrites(text)) {
       const path = toWorkspace(claimed);
-      if (path === undefined || context.changed.has(path)) continue;
+      if (path === undefined || written(changed, path)) continue;
       problems.push(`you said you wrote or changed ${path}, but no tool call in this turn wrote it`);
     }
   }
@@ -194,6 +195,11 @@ async function lineCount(root: string, path: string): Promise<number | 'folder' 
   } catch {
     return undefined;
   }
+}
+
+/** Whether the turn wrote `path`, or a file inside it when it names a folder ("I updated src/utils"). */
+function written(changed: ReadonlySet<string>, path: string): boolean {
+  return changed.has(path) || [...changed].some((file) => file.startsWith(`${path}/`));
 }
 
 /** `path` relative to the workspace `root`, or undefined when it points outside. */

@@ -104,6 +104,7 @@ describe('checkClaims', () => {
   it('accepts a claimed write the turn made, however the path is written', async () => {
     expect(await checkClaims('I wrote ./notes.md.', new Set(['notes.md']), workspace)).toEqual([]);
     expect(await checkClaims(`I saved ${join(workspace, 'src', 'new.ts')}.`, new Set(['src/new.ts']), workspace)).toEqual([]);
+    expect(await checkClaims('I updated src/utils as asked.', new Set(['./src/utils/a.ts']), workspace)).toEqual([]);
   });
 
   it('checks an absolute path inside the workspace as the relative one', async () => {
