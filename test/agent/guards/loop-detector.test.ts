@@ -76,15 +76,4 @@ describe('the loop detector', () => {
     const work = Array.from({ length: 40 }, (_, i) => call(i % 2 ? 'files_read' : 'files_list', { path: `dir${i}/file.txt` }));
     expect(run(detector, work).every((action) => action === 'none')).toBe(true);
   });
-
-  it('costs well under 0.1 ms a call over a long conversation', () => {
-    const detector = new LoopDetector(DEFAULT_LOOP_GUARDS);
-    const calls = Array.from({ length: 2000 }, (_, i) =>
-      call(['files_read', 'files_list', 'http_fetch', 'search'][i % 4]!, { path: `src/dir${i % 37}/file${i}.ts`, from: i, options: { deep: true, limit: 20 } }, i % 7 !== 0),
-    );
-    run(detector, calls.slice(0, 200));
-    const start = performance.now();
-    run(detector, calls);
-    expect((performance.now() - start) / calls.length).toBeLessThan(0.1);
-  });
 });
