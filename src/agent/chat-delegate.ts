@@ -228,7 +228,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     const { config } = this.services;
     if (!config.agent.loopGuards.verifyActions) return undefined;
     const writes = filesWrittenThisTurn(ctx.messages);
-    const problems = await checkClaims(text, { changed: writes.files, writesUnknown: writes.opaque, workspaceDir: workspaceDirOf(config) });
+    const problems = await checkClaims(text, writes.files, workspaceDirOf(config), { writesUnknown: writes.opaque });
     if (!problems.length) return undefined;
     this.services.log.info({ thread: this.turn.record.key, problems: problems.length }, 'answer makes claims the workspace does not bear out; asking for a correction');
     return claimsCorrection(problems);

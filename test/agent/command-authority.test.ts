@@ -1,32 +1,19 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
-import { startFakeLlm, textReply, type FakeLlm } from '../fakes/llm/server.js';
-import { scenarioTools, ToolLog } from '../scenarios/tools.js';
 import type { ChatInfo } from '../../src/channels/types.js';
-import { TestPlatform, testDm, testGroup } from '../support/test-channel.js';
+import { textReply } from '../fakes/llm/server.js';
+import { scenarioTools, ToolLog } from '../scenarios/tools.js';
+import { startAppRig, type AppRig } from '../support/app-rig.js';
+import { testDm, testGroup, type TestPlatform } from '../support/test-channel.js';
 
-let app: App | undefined;
-let llm: FakeLlm | undefined;
-let dir: string | undefined;
+let rig: AppRig | undefined;
 afterEach(async () => {
-  await app?.stop('test over');
-  await llm?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  app = llm = dir = undefined;
+  await rig?.close();
+  rig = undefined;
 });
 
 async function start(): Promise<TestPlatform> {
-  dir = mkdtempSync(join(tmpdir(), 'pincer-commands-'));
-  llm = await startFakeLlm({ responder: () => textReply('ok') });
-  const platform = new TestPlatform();
-  const config = parseConfig({ dataDir: dir, owners: ['test:owner'], llm: { baseUrl: llm.url, model: 'fake-model', maxRetries: 0, stream: false } });
-  app = await createApp({ config, tools: scenarioTools(new ToolLog()), channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
-  await app.start();
-  return platform;
+  rig = await startAppRig({ responder: () => textReply('ok'), tools: scenarioTools(new ToolLog()) });
+  return rig.platform;
 }
 
 const owner = { id: 'owner', name: 'Olga' };
@@ -36,7 +23,7 @@ const groupAdmin = { id: 'gina', name: 'Gina' };
 /** Runs one command as a slash-command interaction and gives what the sender was told privately. */
 async function told(platform: TestPlatform, sender: { id: string; name: string }, chat: ChatInfo, args: string): Promise<string> {
   platform.channel.command({ chat, sender, name: 'policy', args, interaction: true });
-  await app!.runtime.idle();
+  await rig!.app.runtime.idle();
   return platform.noticesFor(sender.id).at(-1)?.text ?? '';
 }
 
@@ -54,7 +41,7 @@ describe('who may run a command', () => {
     platform.admins.add(groupAdmin.id);
     const group = testGroup('g2');
     platform.channel.command({ chat: group, sender: groupAdmin, name: 'policy', args: 'disable calculator' });
-    await app!.runtime.idle();
+    await rig!.app.runtime.idle();
     expect(platform.messagesIn(group).at(-1)?.text).toBe('Policy for calculator set to "disable" in this group.');
     expect(await told(platform, groupAdmin, group, 'allow calculator global')).toMatch(/global tool policy/);
   });
@@ -66,7 +53,7 @@ describe('who may run a command', () => {
     expect(await told(platform, owner, dm, 'disable calculator globl')).toMatch(/^SCOPE must be one of here, global\. Usage: \/policy/);
     expect(await told(platform, owner, dm, 'disable calculator global now')).toMatch(/^"now" is not expected there\. Usage: \/policy/);
     platform.channel.command({ chat: dm, sender: owner, name: 'policy', args: 'list' });
-    await app!.runtime.idle();
+    await rig!.app.runtime.idle();
     const list = platform.messagesIn(dm).at(-1)?.text;
     expect(list).toMatch(/calculator: /);
     expect(list).not.toMatch(/calculator: disable/);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { createApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ConfigInput } from '../../src/config/schema.js';
+import type { ToolSource } from '../../src/tools/source.js';
 import type { Tool } from '../../src/tools/types.js';
 import { startFakeLlm, textReply, type FakeLlm, type FakeLlmEntry, type FakeLlmRequest, type FakeResponder } from '../fakes/llm/server.js';
 import { TestPlatform } from './test-channel.js';
@@ -33,6 +34,7 @@ export interface AppRigOptions {
   config?: ConfigInput;
   responder?: FakeResponder;
   tools?: Tool[];
+  toolSources?: ToolSource[];
 }
 
 /** The user messages since the model's last answer, in order. */
@@ -65,7 +67,7 @@ export async function startAppRig(options: AppRigOptions = {}): Promise<AppRig> 
     agent: { shutdownTimeoutMs: 3_000, ...overrides.agent },
   });
   const build = async (): Promise<App> => {
-    const app = await createApp({ config, tools: options.tools ?? [], channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
+    const app = await createApp({ config, tools: options.tools ?? [], toolSources: options.toolSources ?? [], channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
     await app.start();
     return app;
   };

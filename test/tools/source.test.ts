@@ -1,14 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp, type App } from '../../src/app.js';
-import { parseConfig } from '../../src/config/load.js';
 import { createToolRegistry } from '../../src/tools/registry.js';
 import { StaticToolSource, type SourceStatus } from '../../src/tools/source.js';
 import type { Tool } from '../../src/tools/types.js';
-import { startFakeLlm, textReply, toolCallReply, type FakeLlm } from '../fakes/llm/server.js';
-import { testDm, TestPlatform } from '../support/test-channel.js';
+import { textReply, toolCallReply, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { startAppRig, type AppRig } from '../support/app-rig.js';
+import { testDm } from '../support/test-channel.js';
 import { fakeTool } from './support.js';
 
 /** A source whose list changes at run time and that can fail to start, as an MCP server's does. */
@@ -81,14 +77,10 @@ describe('tool sources in the registry', () => {
 });
 
 describe('a source that changes during a turn', () => {
-  let app: App | undefined;
-  let llm: FakeLlm | undefined;
-  let dir: string | undefined;
+  let rig: AppRig | undefined;
   afterEach(async () => {
-    await app?.stop('test over');
-    await llm?.close();
-    if (dir) rmSync(dir, { recursive: true, force: true });
-    app = llm = dir = undefined;
+    await rig?.close();
+    rig = undefined;
   });
 
   it('offers the new list on the next model request of the same turn', async () => {
@@ -100,12 +92,9 @@ describe('a source that changes during a turn', () => {
         return 'unlocked';
       },
     });
-    llm = await startFakeLlm({ script: [toolCallReply([{ name: 'unlock', arguments: {} }]), textReply('done')], record: true });
-    dir = mkdtempSync(join(tmpdir(), 'pincer-sources-'));
-    const config = parseConfig({ dataDir: dir, llm: { baseUrl: llm.url, model: 'fake-model', stream: false, maxRetries: 0 } });
-    const platform = new TestPlatform();
-    app = await createApp({ config, tools: [unlock], toolSources: [dynamic], channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
-    await app.start();
+    const responder = (request: FakeLlmRequest) => (request.messages.at(-1)?.role === 'tool' ? textReply('done') : toolCallReply([{ name: 'unlock', arguments: {} }]));
+    rig = await startAppRig({ responder, tools: [unlock], toolSources: [dynamic] });
+    const { platform, llm } = rig;
     const chat = testDm('ada');
     platform.channel.userMessage({ chat, sender: { id: 'ada', name: 'Ada' }, text: 'open the lab' });
     await platform.waitFor(() => platform.messagesIn(chat)[0], 10_000, 'the answer');

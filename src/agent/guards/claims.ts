@@ -104,14 +104,6 @@ export interface ClaimOptions {
   writesUnknown?: boolean;
 }
 
-/** What the checks know about the turn, in one object (the older form of {@link checkClaims}' arguments). */
-export interface ClaimContext extends ClaimOptions {
-  /** Workspace-relative paths this turn's tools wrote (normalised). */
-  changed: ReadonlySet<string>;
-  /** The workspace folder. */
-  workspaceDir: string;
-}
-
 /**
  * The answer's claims that the workspace does not bear out, in plain words:
  * files it says it changed that no tool call of this turn (`changed`, its
@@ -119,23 +111,14 @@ export interface ClaimContext extends ClaimOptions {
  * do not exist. Only paths inside `workspaceDir` are checked: absolute paths
  * elsewhere, `..` escapes and symlinks leading out are left alone.
  */
-export async function checkClaims(text: string, changed: ReadonlySet<string>, workspaceDir: string, options?: ClaimOptions): Promise<string[]>;
-/** The same, with the turn's facts in one object. */
-export async function checkClaims(text: string, context: ClaimContext): Promise<string[]>;
-export async function checkClaims(
-  text: string,
-  changedOrContext: ReadonlySet<string> | ClaimContext,
-  workspaceDir?: string,
-  options: ClaimOptions = {},
-): Promise<string[]> {
-  const context: ClaimContext = 'workspaceDir' in changedOrContext ? changedOrContext : { changed: changedOrContext, workspaceDir: workspaceDir!, ...options };
-  const given = resolve(context.workspaceDir);
+export async function checkClaims(text: string, turnWrites: ReadonlySet<string>, workspaceDir: string, options: ClaimOptions = {}): Promise<string[]> {
+  const given = resolve(workspaceDir);
   const root = await realpath(given).catch(() => given);
   // An absolute path may be written through the folder's real path or the one configured.
   const toWorkspace = (path: string) => insideWorkspace(root, path) ?? insideWorkspace(given, path);
-  const changed = new Set([...context.changed].map(normaliseWorkspacePath));
+  const changed = new Set([...turnWrites].map(normaliseWorkspacePath));
   const problems: string[] = [];
-  if (!context.writesUnknown) {
+  if (!options.writesUnknown) {
     for (const claimed of claimedFileWrites(text)) {
       const path = toWorkspace(claimed);
       if (path === undefined || written(changed, path)) continue;

@@ -125,9 +125,9 @@ describe('checkClaims', () => {
     expect(await checkClaims('I wrote notes.md.', none, workspace, { writesUnknown: true })).toEqual([]);
   });
 
-  it('takes the turn in one object too', async () => {
-    expect(await checkClaims('I wrote notes.md.', { changed: none, workspaceDir: workspace, writesUnknown: true })).toEqual([]);
-    expect(await checkClaims('I wrote notes.md.', { changed: new Set(['notes.md']), workspaceDir: workspace })).toEqual([]);
+  it('accepts a claimed write the turn made, and cannot judge one after a shell', async () => {
+    expect(await checkClaims('I wrote notes.md.', none, workspace, { writesUnknown: true })).toEqual([]);
+    expect(await checkClaims('I wrote notes.md.', new Set(['notes.md']), workspace)).toEqual([]);
   });
 
   it('accepts citations of lines that exist', async () => {
