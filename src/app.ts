@@ -107,7 +107,6 @@ export async function createApp(options: AppOptions): Promise<App> {
       commands: COMMANDS,
       completions: (source) => (source === 'tool' ? registry.names() : []),
       state: { get: (key) => state.get(key), set: (key, value, ttlMs) => state.set(key, value, ttlMs) },
-      secrets,
     };
   };
   const factories = options.channels ?? (await configuredChannels(config));

@@ -7,6 +7,7 @@ import { loadConfig, type LoadedConfig } from './config/load.js';
 import type { Config } from './config/schema.js';
 import { ConfigError, StoreError } from './errors.js';
 import { createLogger, type Logger } from './log.js';
+import { createRedactor, type Redactor } from './safety/secrets.js';
 import { Store } from './store/store.js';
 
 /** What to set to get going, printed when nothing is configured. */
@@ -37,6 +38,13 @@ Other settings:
  * deaf), after that it asks the app to shut down; a second one exits at once.
  */
 const startup = new AbortController();
+/** Scrubs what the process prints itself (a failure's message can quote a request URL with a token in it). */
+let redactor: Redactor = createRedactor([]);
+
+/** Prints `pincer: <text>` on stderr, with every configured credential redacted. */
+function say(text: string): void {
+  process.stderr.write(`pincer: ${redactor.redact(text)}\n`);
+}
 let app: App | undefined;
 let signals = 0;
 function onSignal(signal: NodeJS.Signals): void {
@@ -57,6 +65,7 @@ async function main(): Promise<number> {
     throw error;
   }
   const { config } = loaded;
+  redactor = createRedactor(configuredSecrets(config));
   const log = createLogger({ level: config.logLevel, secrets: configuredSecrets(config) });
   for (const warning of loaded.warnings) log.warn(warning);
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
@@ -87,7 +96,7 @@ async function main(): Promise<number> {
   } catch (error) {
     if (startup.signal.aborted) return stoppedDuringStartup(log);
     if (!(error instanceof StoreError)) throw error;
-    process.stderr.write(`pincer: ${error.message}\n`);
+    say(error.message);
     return 1;
   }
   const built = await createApp({ config, log, channels, store });
@@ -102,7 +111,7 @@ async function main(): Promise<number> {
     await app.stop('start failed');
     // A signal during start-up is a request to stop, not a failure.
     if (signals > 0) return 0;
-    process.stderr.write(`pincer: could not start: ${error instanceof Error ? error.message : String(error)} (see the log above for each channel's reason)\n`);
+    say(`could not start: ${error instanceof Error ? error.message : String(error)} (see the log above for each channel's reason)`);
     return 1;
   }
   log.info({ model: config.llm.model, channels: channels.map((c) => c.name) }, 'pincer is running');
@@ -115,7 +124,7 @@ async function main(): Promise<number> {
 /** One problem on one line; several as a list. */
 function configFailure(error: ConfigError): number {
   const text = error.issues.length === 1 ? `invalid configuration: ${error.issues[0]!}` : error.message;
-  process.stderr.write(`pincer: ${text}\n`);
+  say(text);
   return 78;
 }
 
@@ -150,7 +159,7 @@ run().then(
     setTimeout(() => process.exit(code), 2_000).unref();
   },
   (error: unknown) => {
-    process.stderr.write(`pincer: fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    say(`fatal: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
     process.exit(1);
   },
 );

@@ -181,8 +181,6 @@ export interface ChannelDeps {
   /** Suggestions for a command argument's named source (`tool`: the tool names), for autocompletion. */
   completions(source: string): string[];
   state: ChannelState;
-  /** Extra strings (credentials) to redact from anything sent. */
-  secrets: string[];
 }
 
 /**

@@ -28,7 +28,6 @@ import type {
   SentMessage,
 } from '../../src/channels/types.js';
 import { ChannelError } from '../../src/errors.js';
-import { createRedactor, type Redactor } from '../../src/safety/secrets.js';
 import { PlatformState, type NoticeRecord, type SentRecord, type TestPlatformOptions } from './test-platform.js';
 
 export * from './test-platform.js';
@@ -99,13 +98,11 @@ export interface TestChannelOptions {
 export class TestChannel implements Channel {
   readonly platform: TestPlatform;
   private readonly queue = new EventQueue<InboundEvent>();
-  private readonly redactor: Redactor;
   private readonly allowlists: Allowlists;
 
   /** A channel over `platform`, or over a new platform made from these options. */
   constructor(platform: TestPlatform | TestPlatformOptions = {}, private readonly deps?: ChannelDeps, options: TestChannelOptions = {}) {
     this.platform = platform instanceof TestPlatform ? platform : new TestPlatform(platform);
-    this.redactor = createRedactor(deps?.secrets ?? []);
     this.allowlists = allowlists({
       users: options.allowedUsers,
       conversations: options.allowedChats,
@@ -186,7 +183,7 @@ export class TestChannel implements Channel {
     await this.platform.outbound('sendApproval');
     const messageId = this.platform.nextId('m');
     const actions = [...prompt.actions];
-    const text = this.redactor.redact(approvalPromptText(prompt));
+    const text = approvalPromptText(prompt);
     this.platform.approvals.push({ messageId, chat, prompt, text, actions, state: 'shown' });
     this.platform.changed();
     return { chat, ids: [messageId] };
@@ -197,7 +194,7 @@ export class TestChannel implements Channel {
     await this.platform.outbound('resolveApproval');
     const record = this.platform.approvals.find((a) => a.messageId === message.ids[0]);
     if (!record) throw new ChannelError(this.name, `approval message not found: ${message.ids[0]}`);
-    Object.assign(record, { text: this.redactor.redact(approvalResolvedText(prompt, outcome)), actions: [], state: 'resolved', outcome });
+    Object.assign(record, { text: approvalResolvedText(prompt, outcome), actions: [], state: 'resolved', outcome });
     this.platform.changed();
   }
 
@@ -282,12 +279,12 @@ export class TestChannel implements Channel {
   }
 
   private notice(userId: string, chat: ChatAddress, text: string, source: NoticeRecord['source']): void {
-    this.platform.notices.push({ userId, chat, text: this.redactor.redact(text), source });
+    this.platform.notices.push({ userId, chat, text, source });
     this.platform.changed();
   }
 
   private parts(text: string): string[] {
-    return splitMessage(this.redactor.redact(text), this.capabilities.maxMessageLength);
+    return splitMessage(text, this.capabilities.maxMessageLength);
   }
 
   private record(chat: ChatAddress, text: string, replyTo?: string): SentRecord {

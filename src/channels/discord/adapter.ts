@@ -22,26 +22,17 @@ import type {
   SentMessage,
 } from '../types.js';
 import { isGuildAdmin } from './admin.js';
-import { discordAllowlists } from './allowlist.js';
+import { discordAllowlists } from './access.js';
 import { approvalButtons } from './approvals.js';
 import { createDiscordClient, type DiscordConfig } from './client.js';
 import { buildSlashCommands, registerCommands, type SlashCommand } from './commands.js';
 import { connectClient } from './connect.js';
 import { toInboundMessage } from './inbound.js';
 import { routeInteraction, type InteractionContext } from './interactions.js';
+import { resolveDiscordOptions, type DiscordChannelOptions, type ResolvedDiscordOptions } from './options.js';
 import { DiscordOutbound } from './outbound.js';
 import { DISCORD_MESSAGE_LIMIT, renderParts } from './render.js';
 import { InteractionResponder } from './responder.js';
-
-/** Timings of the Discord channel. */
-export const DISCORD_DEFAULTS = {
-  /** Interactions must be acknowledged within 3 s; defer when the agent has not answered by then. */
-  deferAfterMs: 2_000,
-  /** A deferred reply left unanswered is removed before its 15-minute token expires. */
-  deferredReplyLifetimeMs: 14 * 60_000,
-  /** How long `start` waits for the gateway to be ready. */
-  readyTimeoutMs: 60_000,
-} as const;
 
 /** Discord's limits, for the agent's pacing. */
 export const DISCORD_CAPABILITIES: ChannelCapabilities = {
@@ -51,12 +42,6 @@ export const DISCORD_CAPABILITIES: ChannelCapabilities = {
   // The typing indicator lasts ten seconds.
   typingIntervalMs: 8_000,
 };
-
-/** What the Discord adapter takes besides its config section. */
-export interface DiscordChannelOptions {
-  /** Config `owners` (`discord:123`, ...): the allowlists always admit the Discord ones. */
-  owners?: readonly string[];
-}
 
 /**
  * Discord over the gateway (discord.js v14).
@@ -72,11 +57,11 @@ export class DiscordChannel implements Channel {
   private readonly queue = new EventQueue<InboundEvent>();
   private readonly outbound: DiscordOutbound;
   private readonly log: Logger;
-  private readonly secrets: string[];
   private readonly commands: SlashCommand[];
   private readonly responders = new Set<InteractionResponder>();
   private readonly interactionContext: InteractionContext;
   private readonly allowlists: Allowlists;
+  private readonly options: ResolvedDiscordOptions;
   private stopped = false;
 
   constructor(
@@ -85,11 +70,11 @@ export class DiscordChannel implements Channel {
     options: DiscordChannelOptions = {},
   ) {
     this.log = deps.log.child({ channel: 'discord' });
-    this.secrets = config.token ? [...deps.secrets, config.token] : [...deps.secrets];
+    this.options = resolveDiscordOptions(options);
     this.client = createDiscordClient(config);
     this.outbound = new DiscordOutbound(this.client, this.log);
     this.commands = buildSlashCommands(deps.commands, this.log);
-    this.allowlists = discordAllowlists(config, options.owners ?? []);
+    this.allowlists = discordAllowlists(config, this.options.owners);
     this.interactionContext = {
       allowlists: this.allowlists,
       commandOptions: new Map<string, readonly APIApplicationCommandOption[]>(
@@ -108,7 +93,7 @@ export class DiscordChannel implements Channel {
   async start(): Promise<void> {
     const token = this.config.token;
     if (!token) throw new ChannelError('discord', 'no bot token configured (set DISCORD_BOT_TOKEN)');
-    await connectClient(this.client, token, DISCORD_DEFAULTS.readyTimeoutMs);
+    await connectClient(this.client, token, this.options.readyTimeoutMs);
     this.log.info({ user: this.client.user?.tag, guilds: this.client.guilds.cache.size }, 'connected to Discord');
     const openDms = openDmWarning(this.allowlists);
     if (openDms) this.log.warn(openDms);
@@ -135,12 +120,12 @@ export class DiscordChannel implements Channel {
 
   /** Sends markdown, split into parts of at most 2,000 characters. */
   send(chat: ChatAddress, text: string, options?: { replyTo?: string }): Promise<SentMessage> {
-    return this.outbound.send(chat, this.render(text), { replyTo: options?.replyTo });
+    return this.outbound.send(chat, renderParts(text), { replyTo: options?.replyTo });
   }
 
   /** Edits the parts of a sent message; extra parts are sent, surplus ones deleted. */
   edit(message: SentMessage, text: string): Promise<SentMessage> {
-    return this.outbound.edit(message, this.render(text));
+    return this.outbound.edit(message, renderParts(text));
   }
 
   /** Shows the typing indicator. */
@@ -150,21 +135,17 @@ export class DiscordChannel implements Channel {
 
   /** Sends the prompt with Approve / Always allow / Deny buttons under its last part. */
   sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage> {
-    return this.outbound.send(chat, this.render(approvalPromptText(prompt)), { lastComponents: approvalButtons(prompt) });
+    return this.outbound.send(chat, renderParts(approvalPromptText(prompt)), { lastComponents: approvalButtons(prompt) });
   }
 
   /** Rewrites the prompt with its outcome and removes the buttons. */
   async resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
-    await this.outbound.edit(message, this.render(approvalResolvedText(prompt, outcome)), { lastComponents: [] });
+    await this.outbound.edit(message, renderParts(approvalResolvedText(prompt, outcome)), { lastComponents: [] });
   }
 
   /** Administrator or Manage Server in the chat's guild; false in DMs. */
   isAdmin(chat: ChatInfo, userId: string): Promise<boolean> {
     return isGuildAdmin(this.client, chat, userId, this.log);
-  }
-
-  private render(text: string): string[] {
-    return renderParts(text, this.secrets);
   }
 
   private listen(): void {
@@ -199,9 +180,9 @@ export class DiscordChannel implements Channel {
   private responderFor(interaction: RepliableInteraction): InteractionResponder {
     for (const responder of this.responders) if (responder.settled) this.responders.delete(responder);
     const responder = new InteractionResponder(interaction, {
-      deferAfterMs: DISCORD_DEFAULTS.deferAfterMs,
-      deferredLifetimeMs: DISCORD_DEFAULTS.deferredReplyLifetimeMs,
-      render: (text) => this.render(text),
+      deferAfterMs: this.options.deferAfterMs,
+      deferredLifetimeMs: this.options.deferredReplyLifetimeMs,
+      render: renderParts,
       log: this.log,
     });
     this.responders.add(responder);

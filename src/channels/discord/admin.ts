@@ -6,7 +6,7 @@ import { PermissionFlagsBits, type Client } from 'discord.js';
 import type { Logger } from '../../log.js';
 import type { ChatInfo } from '../types.js';
 import { guildIdOfScope } from './chat.js';
-import { apiCodeOf } from './failure.js';
+import { apiCodeOf } from './errors.js';
 
 /** Discord's code for a user who is not a member of the guild. */
 const UNKNOWN_MEMBER = 10007;

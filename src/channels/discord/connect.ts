@@ -6,7 +6,7 @@
 import { once } from 'node:events';
 import { Events, type Client } from 'discord.js';
 import { ChannelError } from '../../errors.js';
-import { toChannelError } from './failure.js';
+import { toChannelError } from './errors.js';
 
 /** Logs `client` in and waits for its ready event. */
 export async function connectClient(client: Client, token: string, timeoutMs: number): Promise<void> {

@@ -6,7 +6,7 @@
 import { cleanContent, type Message } from 'discord.js';
 import type { Allowlists } from '../access.js';
 import type { AttachmentMeta, ChatInfo, InboundMessage } from '../types.js';
-import { isAllowed } from './allowlist.js';
+import { isAllowed } from './access.js';
 import { chatInfoOf } from './chat.js';
 import type { DiscordConfig } from './client.js';
 import { botIdentityIn, mentionsBot, repliesToBot, stripBotMentions } from './mentions.js';

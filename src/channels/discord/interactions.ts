@@ -16,7 +16,7 @@ import type { Logger } from '../../log.js';
 import { NOT_AVAILABLE, type Allowlists } from '../access.js';
 import { decodeApprovalPayload } from '../approval-payload.js';
 import type { ChatInfo, CommandSpec, InboundEvent, Sender } from '../types.js';
-import { isAllowed } from './allowlist.js';
+import { isAllowed } from './access.js';
 import { chatInfoOf } from './chat.js';
 import { answerAutocomplete, commandArgs } from './commands.js';
 import type { InteractionResponder } from './responder.js';

@@ -14,7 +14,7 @@ import { ChannelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { editParts, sendParts, ShownParts, type PartOperations, type PartPosition } from '../multipart.js';
 import type { ChatAddress, SentMessage } from '../types.js';
-import { toChannelError } from './failure.js';
+import { toChannelError } from './errors.js';
 import { EMPTY_TEXT } from './render.js';
 
 /** Rows of buttons under a message. */

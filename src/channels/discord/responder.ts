@@ -8,7 +8,7 @@
 import { MessageFlags, type MessageMentionOptions, type RepliableInteraction } from 'discord.js';
 import type { Logger } from '../../log.js';
 import type { Reply } from '../types.js';
-import { toChannelError } from './failure.js';
+import { toChannelError } from './errors.js';
 
 /** Settings of a responder. */
 export interface ResponderOptions {

@@ -24,7 +24,7 @@ import type {
   InboundEvent,
   SentMessage,
 } from '../types.js';
-import { slackAllowlists } from './allowlist.js';
+import { slackAllowlists } from './access.js';
 import { ApprovalPressIntake } from './approval-press.js';
 import { SECTION_TEXT_LIMIT } from './blocks.js';
 import { boltLogger } from './bolt-logger.js';
@@ -32,29 +32,14 @@ import { SLACK } from './chat.js';
 import { assertCredentials, createConnection, type SlackConnection } from './connection.js';
 import { SlackDirectory } from './directory.js';
 import { FollowedThreads } from './followed-threads.js';
-import { SlackFormatter } from './format.js';
 import { MessageIntake, type IntakeDeps } from './inbound.js';
 import { registerListeners } from './listeners.js';
-import { SlackOutbox } from './outbound.js';
+import { resolveSlackOptions, type ResolvedSlackOptions, type SlackChannelOptions } from './options.js';
+import { SlackOutbound } from './outbound.js';
+
+export type { SlackChannelOptions } from './options.js';
 import { SlashCommandIntake } from './slash-command.js';
-import { DEFAULT_RETRY_POLICY, SlackWebApi, webClientOptions, type BotIdentity, type RetryPolicy } from './web-api.js';
-
-/** Knobs for tests and unusual deployments, and the owners from the composition root. */
-export interface SlackChannelOptions {
-  /** Config `owners` (`slack:U01`, ...): the allowlists always admit the Slack ones. */
-  owners?: readonly string[];
-  /**
-   * Retry policy of every Web API call. The default retries for about 30
-   * minutes; tests set it low (`{ retries: 2, factor: 1, minTimeout: 10, maxTimeout: 50 }`)
-   * so that a broken fake cannot hang them. 429s always wait for `Retry-After`.
-   */
-  clientRetries?: RetryPolicy;
-  /** Interface the HTTP-mode server binds; all interfaces when unset. */
-  httpHost?: string;
-}
-
-/** Look-ups (names, roles) fall back to ids, so they give up quickly rather than hold up a message. */
-const LOOKUP_RETRY_POLICY: RetryPolicy = { retries: 2, factor: 2, minTimeout: 500, maxTimeout: 5_000 };
+import { SlackWebApi, webClientOptions, type BotIdentity } from './web-api.js';
 
 /** Slack allows about one `chat.update` per second per conversation before it rate-limits. */
 const CAPABILITIES: ChannelCapabilities = {
@@ -80,8 +65,8 @@ export class SlackChannel implements Channel {
   private readonly clientOptions: webApi.WebClientOptions;
   private readonly api: SlackWebApi;
   private readonly directory: SlackDirectory;
-  private readonly formatter: SlackFormatter;
-  private readonly outbox: SlackOutbox;
+  private readonly outbound: SlackOutbound;
+  private readonly options: ResolvedSlackOptions;
   private identity: BotIdentity | undefined;
   private connection: SlackConnection | undefined;
 
@@ -89,17 +74,17 @@ export class SlackChannel implements Channel {
   constructor(
     private readonly config: Config['slack'],
     private readonly deps: ChannelDeps,
-    private readonly options: SlackChannelOptions = {},
+    options: SlackChannelOptions = {},
   ) {
     assertCredentials(config);
+    this.options = resolveSlackOptions(options);
     this.log = deps.log.child({ channel: SLACK });
     const logger = boltLogger(this.log);
-    this.clientOptions = webClientOptions(config.apiUrl, options.clientRetries ?? DEFAULT_RETRY_POLICY, logger);
+    this.clientOptions = webClientOptions(config.apiUrl, this.options.clientRetries, logger);
     this.api = new SlackWebApi(new webApi.WebClient(config.botToken, this.clientOptions));
-    const lookupOptions = webClientOptions(config.apiUrl, options.clientRetries ?? LOOKUP_RETRY_POLICY, logger);
+    const lookupOptions = webClientOptions(config.apiUrl, this.options.lookupRetries, logger);
     this.directory = new SlackDirectory(new SlackWebApi(new webApi.WebClient(config.botToken, lookupOptions)), this.log);
-    this.formatter = new SlackFormatter([...deps.secrets, ...credentials(config)]);
-    this.outbox = new SlackOutbox(this.api, this.formatter);
+    this.outbound = new SlackOutbound(this.api);
   }
 
   /** Identifies the bot (auth.test), then connects; resolves once events can flow. */
@@ -122,7 +107,7 @@ export class SlackChannel implements Channel {
     }
     this.connection = connection;
     this.log.info({ mode: this.config.mode, team: bot.teamId, port: connection.port }, 'slack connected');
-    const openDms = openDmWarning(slackAllowlists({ ...this.config, owners: this.options.owners ?? [] }));
+    const openDms = openDmWarning(slackAllowlists({ ...this.config, owners: this.options.owners }));
     if (openDms) this.log.warn(`slack: ${openDms}`);
   }
 
@@ -154,12 +139,12 @@ export class SlackChannel implements Channel {
    * Slack a reply is a thread, and the address already names it.
    */
   send(chat: ChatAddress, text: string, _options?: { replyTo?: string }): Promise<SentMessage> {
-    return this.outbox.send(chat, text);
+    return this.outbound.send(chat, text);
   }
 
   /** Updates the parts in place (chat.update), posting extra parts and blanking surplus ones. */
   edit(message: SentMessage, text: string): Promise<SentMessage> {
-    return this.outbox.edit(message, text);
+    return this.outbound.edit(message, text);
   }
 
   /** Nothing to do: bots have no typing indicator on Slack (capabilities.typingIntervalMs is 0). */
@@ -167,12 +152,12 @@ export class SlackChannel implements Channel {
 
   /** Posts the prompt with Block Kit buttons whose payloads carry only the approval id and action. */
   sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage> {
-    return this.outbox.sendApproval(chat, prompt);
+    return this.outbound.sendApproval(chat, prompt);
   }
 
   /** Rewrites the prompt to its outcome, without the buttons. */
   resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
-    return this.outbox.resolveApproval(message, prompt, outcome);
+    return this.outbound.resolveApproval(message, prompt, outcome);
   }
 
   /** Workspace admins and owners (from users.info, cached five minutes); nobody in a DM. */
@@ -183,7 +168,7 @@ export class SlackChannel implements Channel {
 
   private register(connection: SlackConnection): void {
     const intake: IntakeDeps = {
-      config: { ...this.config, owners: this.options.owners ?? [] },
+      config: { ...this.config, owners: this.options.owners },
       bot: () => this.bot(),
       directory: this.directory,
       threads: new FollowedThreads(this.deps.state, this.log),
@@ -193,10 +178,9 @@ export class SlackChannel implements Channel {
     const messages = new MessageIntake(intake);
     const commands = new SlashCommandIntake({
       ...intake,
-      formatter: this.formatter,
       latestThread: (channelId) => messages.latestThread(channelId),
     });
-    const presses = new ApprovalPressIntake({ ...intake, api: this.api, formatter: this.formatter });
+    const presses = new ApprovalPressIntake({ ...intake, api: this.api });
     registerListeners(connection.app, { messages, commands, presses, slashCommand: this.config.slashCommand, log: this.log });
   }
 
@@ -204,9 +188,4 @@ export class SlackChannel implements Channel {
     if (!this.identity) throw new ChannelError(SLACK, 'not started');
     return this.identity;
   }
-}
-
-/** The configured credentials, never to appear in a message the bot sends. */
-function credentials(config: Config['slack']): string[] {
-  return [config.botToken, config.appToken, config.signingSecret].filter((value): value is string => Boolean(value));
 }

@@ -6,9 +6,9 @@
  */
 import { decodeApprovalPayload } from '../approval-payload.js';
 import type { InboundApprovalAnswer, Reply } from '../types.js';
-import { isAllowed, NOT_AVAILABLE } from './allowlist.js';
+import { isAllowed, NOT_AVAILABLE } from './access.js';
 import { chatInfoOf, chatKindOf } from './chat.js';
-import type { SlackFormatter } from './format.js';
+import { markdownToMrkdwn } from './render.js';
 import type { IntakeDeps } from './inbound.js';
 import type { SlackWebApi } from './web-api.js';
 
@@ -30,7 +30,6 @@ export interface PressedButton {
 /** What the press intake needs besides the shared intake deps. */
 export interface PressDeps extends IntakeDeps {
   api: SlackWebApi;
-  formatter: SlackFormatter;
 }
 
 /** Turns approval button presses into InboundApprovalAnswers. */
@@ -73,7 +72,7 @@ export class ApprovalPressIntake {
     return async (reply) => {
       if (sent) return;
       sent = true;
-      await this.deps.api.postEphemeral(channelId, userId, this.deps.formatter.mrkdwn(reply.text), threadTs);
+      await this.deps.api.postEphemeral(channelId, userId, markdownToMrkdwn(reply.text), threadTs);
     };
   }
 }

@@ -1,7 +1,7 @@
 /**
- * From the agent's markdown to the mrkdwn parts Slack receives: credentials
- * redacted, markdown rendered, then split under the section block limit on
- * paragraph and code-block boundaries (src/channels/split.ts).
+ * From the agent's markdown (already redacted by the agent's outbox) to the
+ * mrkdwn parts Slack receives: markdown rendered, then split under the section
+ * block limit on paragraph and code-block boundaries (../split.ts).
  */
 import { splitMessage } from '../split.js';
 import { BLANK, SECTION_TEXT_LIMIT } from './blocks.js';
@@ -13,30 +13,9 @@ import { markdownToMrkdwn } from './render.js';
  */
 const PART_LIMIT = SECTION_TEXT_LIMIT - 100;
 
-/** Secrets shorter than this are too likely to match ordinary words. */
-const MIN_SECRET_LENGTH = 6;
-
-/** Renders and splits outbound text. */
-export class SlackFormatter {
-  private readonly secrets: string[];
-
-  constructor(secrets: string[]) {
-    this.secrets = secrets.filter((secret) => secret.length >= MIN_SECRET_LENGTH);
-  }
-
-  /** The text as one mrkdwn string (for short notices). */
-  mrkdwn(markdown: string): string {
-    return markdownToMrkdwn(this.redact(markdown));
-  }
-
-  /** The text as mrkdwn parts, each within a section block; at least one part. */
-  parts(markdown: string): string[] {
-    const rendered = this.mrkdwn(markdown);
-    if (!rendered.trim()) return [BLANK];
-    return splitMessage(rendered, PART_LIMIT);
-  }
-
-  private redact(text: string): string {
-    return this.secrets.reduce((result, secret) => result.split(secret).join('[redacted]'), text);
-  }
+/** The text as mrkdwn parts, each within a section block; at least one part. */
+export function mrkdwnParts(markdown: string): string[] {
+  const rendered = markdownToMrkdwn(markdown);
+  if (!rendered.trim()) return [BLANK];
+  return splitMessage(rendered, PART_LIMIT);
 }

@@ -8,7 +8,7 @@
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
 import type { AttachmentMeta, ChatKind, InboundEvent, InboundMessage, Sender } from '../types.js';
-import { isAllowed, type SlackAccessConfig } from './allowlist.js';
+import { isAllowed, type SlackAccessConfig } from './access.js';
 import { chatInfoOf, chatKindOf, groupTitle } from './chat.js';
 import type { SlackDirectory } from './directory.js';
 import type { FollowedThreads } from './followed-threads.js';

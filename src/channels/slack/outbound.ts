@@ -9,35 +9,34 @@ import { editParts, sendParts, ShownParts, type PartOperations } from '../multip
 import type { ApprovalOutcome, ApprovalPrompt, ChatAddress, SentMessage } from '../types.js';
 import { approvalActionsBlock, BLANK, sectionBlock } from './blocks.js';
 import { SLACK } from './chat.js';
-import type { SlackFormatter } from './format.js';
-import { toChannelError, type SlackWebApi } from './web-api.js';
+import { mrkdwnParts } from './format.js';
+import { markdownToMrkdwn } from './render.js';
+import { toChannelError } from './errors.js';
+import type { SlackWebApi } from './web-api.js';
 
 /** Posts and edits the bot's messages. */
-export class SlackOutbox {
+export class SlackOutbound {
   /** Last text of recent parts, so that an edit skips the parts it does not change. */
   private readonly shown = new ShownParts();
 
-  constructor(
-    private readonly api: SlackWebApi,
-    private readonly formatter: SlackFormatter,
-  ) {}
+  constructor(private readonly api: SlackWebApi) {}
 
   /** Posts `markdown` as one or more messages, in order. */
   async send(chat: ChatAddress, markdown: string): Promise<SentMessage> {
     const address = addressOf(chat);
-    return { chat: address, ids: await sendParts(this.formatter.parts(markdown), this.partsIn(address)) };
+    return { chat: address, ids: await sendParts(mrkdwnParts(markdown), this.partsIn(address)) };
   }
 
   /** Replaces the text of a sent message, as {@link editParts} says. */
   async edit(message: SentMessage, markdown: string): Promise<SentMessage> {
     const address = addressOf(message.chat);
-    return { chat: address, ids: await editParts(message.ids, this.formatter.parts(markdown), this.partsIn(address)) };
+    return { chat: address, ids: await editParts(message.ids, mrkdwnParts(markdown), this.partsIn(address)) };
   }
 
   /** Posts an approval prompt: its text and the Approve / Always allow / Deny buttons. */
   async sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage> {
     const address = addressOf(chat);
-    const text = this.formatter.mrkdwn(approvalPromptText(prompt));
+    const text = markdownToMrkdwn(approvalPromptText(prompt));
     const ts = await this.api.postMessage({
       channel: address.chatId,
       text,
@@ -51,7 +50,7 @@ export class SlackOutbox {
   async resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
     const ts = message.ids[0];
     if (!ts) return;
-    const text = this.formatter.mrkdwn(approvalResolvedText(prompt, outcome));
+    const text = markdownToMrkdwn(approvalResolvedText(prompt, outcome));
     await this.api.update(message.chat.chatId, ts, text, [sectionBlock(text)]);
   }
 
@@ -68,7 +67,7 @@ export class SlackOutbox {
         try {
           await this.api.client.chat.delete({ channel: chat.chatId, ts });
         } catch (error) {
-          throw toChannelError('chat.delete', error);
+          throw toChannelError(error, 'chat.delete');
         }
       },
       blank: (ts) => update(ts, BLANK),

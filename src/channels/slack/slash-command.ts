@@ -4,11 +4,11 @@
  * It becomes an InboundCommand answered through the command's `response_url`.
  */
 import type { InboundCommand, Reply } from '../types.js';
-import { isAllowed, NOT_AVAILABLE } from './allowlist.js';
+import { isAllowed, NOT_AVAILABLE } from './access.js';
 import { chatInfoOf, chatKindOf, groupTitle } from './chat.js';
-import type { SlackFormatter } from './format.js';
+import { mrkdwnParts } from './format.js';
 import type { IntakeDeps } from './inbound.js';
-import { toChannelError } from './web-api.js';
+import { toChannelError } from './errors.js';
 
 /** The fields of a slash command payload the adapter reads. */
 export interface SlashCommandPayload {
@@ -35,7 +35,6 @@ const MAX_RESPONSES = 5;
 
 /** What the command intake needs besides the shared intake deps. */
 export interface CommandDeps extends IntakeDeps {
-  formatter: SlackFormatter;
   /** The channel thread the bot was last addressed in (commands carry no thread). */
   latestThread(channelId: string): string | undefined;
 }
@@ -89,11 +88,11 @@ export class SlashCommandIntake {
   /** Posts the reply on the `response_url`: ephemeral when private, in the channel otherwise. */
   private async respond(respond: RespondFn, reply: Reply): Promise<void> {
     const responseType = reply.private ? 'ephemeral' : 'in_channel';
-    const parts = this.deps.formatter.parts(reply.text).slice(0, MAX_RESPONSES);
+    const parts = mrkdwnParts(reply.text).slice(0, MAX_RESPONSES);
     try {
       for (const text of parts) await respond({ response_type: responseType, text });
     } catch (error) {
-      throw toChannelError('response_url', error);
+      throw toChannelError(error, 'response_url');
     }
   }
 }

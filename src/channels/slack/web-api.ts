@@ -6,6 +6,7 @@
 import { webApi, type Logger as BoltLogger } from '@slack/bolt';
 import { ChannelError } from '../../errors.js';
 import type { SlackBlock } from './blocks.js';
+import { toChannelError } from './errors.js';
 
 /** The retry policy of the Web API client (p-retry options). */
 export type RetryPolicy = webApi.RetryOptions;
@@ -15,9 +16,6 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = webApi.retryPolicies.tenRetries
 
 /** How long one HTTP request may take before it is abandoned (and retried). */
 const REQUEST_TIMEOUT_MS = 60_000;
-
-/** Platform errors that a later attempt may not hit. */
-const TRANSIENT_ERRORS = new Set(['ratelimited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout']);
 
 /**
  * The Web API base URL with its trailing `/api/`, added when missing, so that
@@ -125,19 +123,7 @@ export class SlackWebApi {
     try {
       return await run();
     } catch (error) {
-      throw toChannelError(method, error);
+      throw toChannelError(error, method);
     }
   }
-}
-
-/** A Web API failure as a ChannelError: what failed and whether trying later may help. */
-export function toChannelError(method: string, error: unknown): ChannelError {
-  if (error instanceof ChannelError) return error;
-  const coded = error as { code?: string; data?: { error?: string }; message?: string };
-  if (coded.code === webApi.ErrorCode.PlatformError) {
-    const code = coded.data?.error ?? 'unknown_error';
-    return new ChannelError('slack', `${method} failed: ${code}`, TRANSIENT_ERRORS.has(code), { cause: error });
-  }
-  const detail = coded.message ?? String(error);
-  return new ChannelError('slack', `${method} failed: ${detail}`, true, { cause: error });
 }

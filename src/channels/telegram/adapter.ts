@@ -1,7 +1,7 @@
 /**
  * The Telegram channel: pincer's Channel contract over grammY. Updates arrive
  * by long polling (default) or webhook, are deduplicated by update_id, and are
- * only queued here; replies leave as Telegram HTML through {@link Outbound}.
+ * only queued here; replies leave as Telegram HTML through {@link TelegramOutbound}.
  */
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
@@ -24,7 +24,7 @@ import type {
   InboundEvent,
   SentMessage,
 } from '../types.js';
-import { AccessPolicy } from './allowlist.js';
+import { AccessPolicy } from './access.js';
 import { AdminCache } from './admins.js';
 import { approvalKeyboard, NO_KEYBOARD } from './approvals.js';
 import { createBot } from './bot.js';
@@ -34,7 +34,7 @@ import { registerCommands, toBotCommands } from './commands.js';
 import { describeError, isUnauthorized, toChannelError } from './errors.js';
 import type { BotIdentity } from './inbound.js';
 import { resolveOptions, type ResolvedTelegramOptions, type TelegramChannelOptions } from './options.js';
-import { Outbound } from './outbound.js';
+import { TelegramOutbound } from './outbound.js';
 import { TELEGRAM_MESSAGE_LIMIT } from './parts.js';
 import { ALLOWED_UPDATES, Poller } from './poller.js';
 import { UpdateRouter } from './router.js';
@@ -68,14 +68,13 @@ export class TelegramChannel implements Channel {
   };
 
   private readonly options: ResolvedTelegramOptions;
-  private readonly token: string;
   private readonly log: Logger;
   /** Why the last API call failed on the network, if one did (for start-up warnings). */
   private lastNetworkFailure: string | undefined;
   private readonly lifetime = new AbortController();
   private readonly queue = new EventQueue<InboundEvent>();
   private readonly bot: Bot;
-  private readonly outbound: Outbound;
+  private readonly outbound: TelegramOutbound;
   private readonly callbacks: CallbackAnswers;
   private readonly admins: AdminCache;
   private readonly access: AccessPolicy;
@@ -92,26 +91,24 @@ export class TelegramChannel implements Channel {
     if (config.mode === 'webhook' && !config.webhook.url) {
       throw new ConfigError(['telegram.webhook.url: required when telegram.mode is "webhook"']);
     }
-    this.token = config.token;
     // Every API call in flight listens on the lifetime signal; many at once is normal, not a leak.
     setMaxListeners(0, this.lifetime.signal);
     this.options = resolveOptions(options);
     this.log = deps.log;
     this.bot = createBot({
-      token: this.token,
+      token: config.token,
       apiRoot: config.apiRoot,
       options: this.options,
       lifetime: this.lifetime.signal,
       onNetworkFailure: (error) => (this.lastNetworkFailure = networkReason(error)),
     });
     const api = this.bot.api;
-    this.outbound = new Outbound({ api, log: this.log, token: this.token });
-    this.admins = new AdminCache(api, this.options.adminCacheMs, this.log, this.token);
+    this.outbound = new TelegramOutbound({ api, log: this.log });
+    this.admins = new AdminCache(api, this.options.adminCacheMs, this.log);
     this.access = new AccessPolicy(config, deps.state, this.options.deniedReplyIntervalMs, this.options.owners);
     this.callbacks = new CallbackAnswers({
       api,
       log: this.log,
-      token: this.token,
       answerDelayMs: this.options.callbackAnswerDelayMs,
       sendPrivate: async (userId, text) => void (await this.send({ channel: TELEGRAM, chatId: userId }, text)),
     });
@@ -211,7 +208,7 @@ export class TelegramChannel implements Channel {
         const reason = this.lastNetworkFailure ? `; last error: ${this.lastNetworkFailure}` : '';
         throw new ChannelError(TELEGRAM, `cannot reach the Bot API at ${this.apiRootForLogs()} (no answer to getMe within ${IDENTIFY_TIMEOUT_MS / 1000} s${reason}); check TELEGRAM_API_ROOT and the network`, true);
       }
-      throw toChannelError(error, this.token, 'getMe');
+      throw toChannelError(error, 'getMe');
     } finally {
       clearTimeout(slow);
     }
@@ -227,7 +224,7 @@ export class TelegramChannel implements Channel {
     try {
       await registerCommands(this.bot.api, this.deps.commands);
     } catch (error) {
-      this.log.warn({ error: describeError(error, this.token) }, 'telegram: setMyCommands failed');
+      this.log.warn({ error: describeError(error) }, 'telegram: setMyCommands failed');
     }
   }
 
@@ -240,7 +237,7 @@ export class TelegramChannel implements Channel {
     try {
       router.route(update);
     } catch (error) {
-      this.log.error({ error: describeError(error, this.token), updateId: update.update_id }, 'telegram: update not handled');
+      this.log.error({ error: describeError(error), updateId: update.update_id }, 'telegram: update not handled');
     }
     await ledger.save();
   }
@@ -250,19 +247,18 @@ export class TelegramChannel implements Channel {
       await this.bot.api.deleteWebhook({ drop_pending_updates: false });
     } catch (error) {
       // Polling still works when no webhook was set; if one is, getUpdates reports it.
-      if (isUnauthorized(error)) throw toChannelError(error, this.token, 'deleteWebhook');
-      this.log.warn({ error: describeError(error, this.token) }, 'telegram: deleteWebhook failed; polling anyway');
+      if (isUnauthorized(error)) throw toChannelError(error, 'deleteWebhook');
+      this.log.warn({ error: describeError(error) }, 'telegram: deleteWebhook failed; polling anyway');
     }
     this.poller = new Poller({
       api: this.bot.api,
       log: this.log,
-      token: this.token,
       timeoutSeconds: this.options.pollingTimeoutSeconds,
       retryDelayMs: this.options.pollingRetryDelayMs,
       initialOffset: () => ledger.nextOffset,
       handle: (update) =>
         this.bot.handleUpdate(update).catch((error: unknown) => {
-          this.log.error({ error: describeError(error, this.token) }, 'telegram: update not handled');
+          this.log.error({ error: describeError(error) }, 'telegram: update not handled');
         }),
       onFatal: (reason) => {
         this.log.error({ reason }, 'telegram: polling stopped, the event stream ends');
@@ -276,12 +272,12 @@ export class TelegramChannel implements Channel {
     const { url, host, port, path, secretToken } = this.config.webhook;
     // Without a configured secret, a random one still keeps strangers from posting fake updates.
     const secret = secretToken ?? randomBytes(32).toString('hex');
-    this.webhook = await WebhookServer.listen({ bot: this.bot, host, port, path, secretToken: secret, log: this.log, token: this.token });
+    this.webhook = await WebhookServer.listen({ bot: this.bot, host, port, path, secretToken: secret, log: this.log });
     try {
       await this.bot.api.setWebhook(url!, { secret_token: secret, allowed_updates: [...ALLOWED_UPDATES] });
     } catch (error) {
       await this.webhook.close();
-      throw toChannelError(error, this.token, 'setWebhook');
+      throw toChannelError(error, 'setWebhook');
     }
   }
 }

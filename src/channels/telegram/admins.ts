@@ -17,7 +17,6 @@ export class AdminCache {
     private readonly api: Api,
     private readonly ttlMs: number,
     private readonly log: Logger,
-    private readonly token: string,
   ) {}
 
   /** True for a group's creator or administrators; false in DMs and when Telegram cannot tell (fails closed). */
@@ -32,7 +31,7 @@ export class AdminCache {
       this.entries.set(key, { admin, until: now + this.ttlMs });
       return admin;
     } catch (error) {
-      this.log.warn({ error: describeError(error, this.token), chatId: chat.chatId }, 'telegram: getChatMember failed');
+      this.log.warn({ error: describeError(error), chatId: chat.chatId }, 'telegram: getChatMember failed');
       return false;
     }
   }

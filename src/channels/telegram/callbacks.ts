@@ -22,7 +22,6 @@ const TOAST_LIMIT = 200;
 export interface CallbackAnswersDeps {
   api: Api;
   log: Logger;
-  token: string;
   /** A press not answered by the agent within this time is answered empty. */
   answerDelayMs: number;
   /** Delivers a notice that came too late for a toast, in the presser's private chat. */
@@ -86,7 +85,7 @@ export class CallbackAnswers {
         await this.answer(query.id, text);
       } else if (text) {
         await this.deps.sendPrivate(String(query.from.id), text).catch((error: unknown) => {
-          this.deps.log.warn({ error: describeError(error, this.deps.token) }, 'telegram: late button notice not delivered');
+          this.deps.log.warn({ error: describeError(error) }, 'telegram: late button notice not delivered');
         });
       }
     };
@@ -97,7 +96,7 @@ export class CallbackAnswers {
     try {
       await this.deps.api.answerCallbackQuery(queryId, toast);
     } catch (error) {
-      this.deps.log.warn({ error: describeError(error, this.deps.token) }, 'telegram: answerCallbackQuery failed');
+      this.deps.log.warn({ error: describeError(error) }, 'telegram: answerCallbackQuery failed');
     }
   }
 }

@@ -1,36 +1,29 @@
 /**
  * Telegram failures as pincer sees them. grammY puts the bot token in request
- * URLs, and a network error's cause can quote that URL, so every description
- * leaving this folder goes through {@link describeError}, which removes it.
+ * URLs and a network error's cause can quote that URL: the logger and the
+ * start-up messages redact the configured token wherever it appears.
  */
 import { GrammyError, HttpError } from 'grammy';
 import { ChannelError } from '../../errors.js';
 
 const CHANNEL = 'telegram';
 
-/** A readable, token-free description of a failed call. */
-export function describeError(error: unknown, token: string): string {
-  let text: string;
-  if (error instanceof GrammyError) text = `${error.method}: ${error.error_code} ${error.description}`;
-  else if (error instanceof HttpError) text = `${error.message} ${causeMessage(error.error)}`.trim();
-  else if (error instanceof Error) text = error.message;
-  else text = String(error);
-  return scrubToken(text, token);
+/** A readable description of a failed call. */
+export function describeError(error: unknown): string {
+  if (error instanceof GrammyError) return `${error.method}: ${error.error_code} ${error.description}`;
+  if (error instanceof HttpError) return `${error.message} ${causeMessage(error.error)}`.trim();
+  if (error instanceof Error) return error.message;
+  return String(error);
 }
 
 function causeMessage(cause: unknown): string {
   return cause instanceof Error ? `(${cause.message})` : '';
 }
 
-/** Removes the token (and the `bot<token>` path segment) from `text`. */
-export function scrubToken(text: string, token: string): string {
-  return token ? text.split(token).join('[token]') : text;
-}
-
 /** The ChannelError for a call that failed after the retries. */
-export function toChannelError(error: unknown, token: string, what: string): ChannelError {
+export function toChannelError(error: unknown, what: string): ChannelError {
   if (error instanceof ChannelError) return error;
-  return new ChannelError(CHANNEL, `${what} failed: ${describeError(error, token)}`, isRetryable(error));
+  return new ChannelError(CHANNEL, `${what} failed: ${describeError(error)}`, isRetryable(error));
 }
 
 /** Whether trying again later may help (rate limits, server and network errors). */

@@ -33,15 +33,14 @@ interface PartExtra {
   reply_markup?: InlineKeyboardMarkup;
 }
 
-/** What {@link Outbound} needs. */
+/** What {@link TelegramOutbound} needs. */
 export interface OutboundDeps {
   api: Api;
   log: Logger;
-  token: string;
 }
 
 /** The bot's outgoing messages. */
-export class Outbound {
+export class TelegramOutbound {
   constructor(private readonly deps: OutboundDeps) {}
 
   /** Sends `markdown` as one or more messages. */
@@ -61,7 +60,7 @@ export class Outbound {
     try {
       await this.deps.api.sendChatAction(chatId, 'typing', threadOptions);
     } catch (error) {
-      throw toChannelError(error, this.deps.token, 'sendChatAction');
+      throw toChannelError(error, 'sendChatAction');
     }
   }
 
@@ -85,7 +84,7 @@ export class Outbound {
       },
       blank: (id) => this.editText(chatId, id, EMPTIED_PART, {}),
       onRefused: (_id, step, error) => {
-        const description = describeError(error, this.deps.token);
+        const description = describeError(error);
         if (step === 'delete') this.deps.log.debug({ error: description }, 'telegram: surplus part not deleted, emptying it');
         else this.deps.log.warn({ error: description }, 'telegram: surplus part left as it was');
       },
@@ -97,13 +96,13 @@ export class Outbound {
     try {
       return String((await this.deps.api.sendMessage(chatId, part.html, { ...options, parse_mode: 'HTML' })).message_id);
     } catch (error) {
-      if (!isParseError(error)) throw toChannelError(error, this.deps.token, 'sendMessage');
+      if (!isParseError(error)) throw toChannelError(error, 'sendMessage');
       this.warnPlain(error);
     }
     try {
       return String((await this.deps.api.sendMessage(chatId, part.markdown, options)).message_id);
     } catch (error) {
-      throw toChannelError(error, this.deps.token, 'sendMessage');
+      throw toChannelError(error, 'sendMessage');
     }
   }
 
@@ -121,14 +120,14 @@ export class Outbound {
       return id;
     } catch (error) {
       if (isMissingMessage(error)) return this.sendPart(chatId, part, { ...threadOptions, ...extra });
-      if (!isParseError(error)) throw toChannelError(error, this.deps.token, 'editMessageText');
+      if (!isParseError(error)) throw toChannelError(error, 'editMessageText');
       this.warnPlain(error);
     }
     try {
       await this.editText(chatId, id, part.markdown, options);
       return id;
     } catch (error) {
-      throw toChannelError(error, this.deps.token, 'editMessageText');
+      throw toChannelError(error, 'editMessageText');
     }
   }
 
@@ -142,6 +141,6 @@ export class Outbound {
   }
 
   private warnPlain(error: unknown): void {
-    this.deps.log.warn({ error: describeError(error, this.deps.token) }, 'telegram: formatting rejected, sending the part as plain text');
+    this.deps.log.warn({ error: describeError(error) }, 'telegram: formatting rejected, sending the part as plain text');
   }
 }

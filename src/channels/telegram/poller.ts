@@ -21,7 +21,6 @@ const MAX_BACKOFF_MS = 30_000;
 export interface PollerDeps {
   api: Api;
   log: Logger;
-  token: string;
   timeoutSeconds: number;
   retryDelayMs: number;
   /** The offset to start from (confirms what an earlier run handled). */
@@ -65,7 +64,7 @@ export class Poller {
       } catch (error) {
         if (this.abort.signal.aborted) break;
         if (isUnauthorized(error)) {
-          this.deps.onFatal(describeError(error, this.deps.token));
+          this.deps.onFatal(describeError(error));
           break;
         }
         failures++;
@@ -83,7 +82,7 @@ export class Poller {
 
   private async backoff(error: unknown, failures: number): Promise<void> {
     const delay = Math.min(MAX_BACKOFF_MS, this.deps.retryDelayMs * 2 ** (failures - 1));
-    this.deps.log.warn({ error: describeError(error, this.deps.token), retryInMs: delay }, 'telegram: getUpdates failed');
+    this.deps.log.warn({ error: describeError(error), retryInMs: delay }, 'telegram: getUpdates failed');
     await sleep(delay, undefined, { signal: this.abort.signal }).catch(() => undefined);
   }
 }

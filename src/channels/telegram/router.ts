@@ -9,7 +9,7 @@ import type { Logger } from '../../log.js';
 import type { EventQueue } from '../event-queue.js';
 import type { InboundEvent } from '../types.js';
 import { NOT_AVAILABLE } from '../access.js';
-import type { AccessPolicy } from './allowlist.js';
+import type { AccessPolicy } from './access.js';
 import type { CallbackAnswers } from './callbacks.js';
 import { toInboundEvent, type BotIdentity } from './inbound.js';
 

@@ -17,7 +17,6 @@ export interface WebhookServerSettings {
   path: string;
   secretToken: string;
   log: Logger;
-  token: string;
 }
 
 /** The listening webhook server. */
@@ -37,7 +36,7 @@ export class WebhookServer {
         return;
       }
       handle(req, res).catch((error: unknown) => {
-        settings.log.error({ error: describeError(error, settings.token) }, 'telegram: webhook update failed');
+        settings.log.error({ error: describeError(error) }, 'telegram: webhook update failed');
         if (!res.headersSent) res.writeHead(500);
         res.end();
       });

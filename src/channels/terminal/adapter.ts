@@ -1,18 +1,12 @@
 /**
  * The terminal channel: a local REPL that needs no token. The person at the
- * keyboard is the owner in one DM with the bot; lines become messages,
- * `/name args` lines become commands, and `y` / `n` / `a` answer a pending
- * approval prompt.
- *
- * Edits: a terminal cannot change what it printed. `send` prints at once;
- * `edit` prints only the new tail when the text extends what is on screen
- * (in place while the message is still the last output, see {@link Screen}),
- * and prints the whole text again when it changed otherwise.
+ * keyboard is the owner in one DM with the bot (access.ts); typed lines become
+ * messages, `/name args` lines become commands, and `y` / `n` / `a` answer a
+ * pending approval prompt (inbound.ts); what the bot says is printed by
+ * outbound.ts on a {@link Screen} shared with the line being typed.
  */
 import { createInterface, type Interface } from 'node:readline';
-import { ChannelError } from '../../errors.js';
 import { ACTION_VIEWS } from '../approval-payload.js';
-import { approvalOutcomeLine, approvalPromptText } from '../approval-text.js';
 import { EventQueue } from '../event-queue.js';
 import type {
   PromptAction,
@@ -28,25 +22,15 @@ import type {
   Sender,
   SentMessage,
 } from '../types.js';
-import { interpretLine, offeredKeys, promptQuestion } from './input.js';
-import { terminalStyle, terminalText, type TerminalStyle } from './render.js';
+import { assertLocal, isLocalUser, localUser, TERMINAL_CHAT } from './access.js';
+import { interpretLine, offeredKeys, promptQuestion } from './inbound.js';
+import { resolveTerminalOptions, type ResolvedTerminalOptions, type TerminalChannelOptions } from './options.js';
+import { TerminalOutbound } from './outbound.js';
+import { terminalStyle, type TerminalStyle } from './render.js';
 import { Screen } from './screen.js';
 
-/** Options of {@link TerminalChannel}. */
-export interface TerminalChannelOptions {
-  /** Usually `process.stdin`. */
-  input: NodeJS.ReadableStream;
-  /** Usually `process.stdout`. */
-  output: NodeJS.WritableStream;
-  /** Display name of the person at the keyboard (config `terminal.userName`). */
-  userName: string;
-  /** User id in thread keys and owner lists (`terminal:<id>`); default `owner`. */
-  userId?: string;
-  /** ANSI colours; default: when the output is a TTY and `NO_COLOR` is unset. */
-  color?: boolean;
-  /** Name printed in front of the bot's messages; default `pincer`. */
-  botName?: string;
-}
+export { TERMINAL_CHAT } from './access.js';
+export type { TerminalChannelOptions } from './options.js';
 
 /** What a terminal can do: long messages, instant edits, no typing indicator to refresh. */
 export const TERMINAL_CAPABILITIES = {
@@ -56,19 +40,9 @@ export const TERMINAL_CAPABILITIES = {
   localOperator: true,
 } as const satisfies ChannelCapabilities;
 
-/** The one chat of the terminal channel. */
-export const TERMINAL_CHAT = {
-  channel: 'terminal',
-  chatId: 'local',
-  kind: 'dm',
-  scope: 'global',
-} as const satisfies ChatInfo;
-
 const PROMPT = '> ';
 /** A second Ctrl+C within this time quits instead of interrupting. */
 const DOUBLE_INTERRUPT_MS = 2_000;
-/** Messages remembered for edits; older ones are simply printed again when edited. */
-const REMEMBERED_MESSAGES = 200;
 
 /**
  * A {@link Channel} over a pair of streams, for running the bot from a shell.
@@ -83,29 +57,26 @@ export class TerminalChannel implements Channel {
   readonly capabilities: ChannelCapabilities = TERMINAL_CAPABILITIES;
 
   private readonly queue = new EventQueue<InboundEvent>();
+  private readonly options: ResolvedTerminalOptions;
   private readonly sender: Sender;
   private readonly screen: Screen;
   private readonly style: TerminalStyle;
-  private readonly clean: (text: string) => string;
-  private readonly botName: string;
-  /** Text on screen per sent message id, for edits. */
-  private readonly printed = new Map<string, string>();
+  private readonly outbound: TerminalOutbound;
   /** Shown and not yet answered at the keyboard, oldest first: the next answer goes to the first. */
   private awaitingAnswer: ApprovalPrompt[] = [];
   private readline?: Interface;
-  private nextId = 1;
+  private nextInboundId = 1;
   private lastInterruptAt = 0;
 
   constructor(
-    private readonly options: TerminalChannelOptions,
+    options: TerminalChannelOptions,
     private readonly deps: ChannelDeps,
   ) {
-    const tty = Boolean((options.output as { isTTY?: boolean }).isTTY);
-    this.sender = { id: options.userId ?? 'owner', name: options.userName };
-    this.screen = new Screen(options.output, tty);
-    this.style = terminalStyle(options.color ?? (tty && !process.env.NO_COLOR));
-    this.clean = terminalText(deps.secrets);
-    this.botName = options.botName ?? 'pincer';
+    this.options = resolveTerminalOptions(options);
+    this.sender = localUser(this.options);
+    this.screen = new Screen(options.output, this.options.tty);
+    this.style = terminalStyle(this.options.color);
+    this.outbound = new TerminalOutbound(this.screen, this.style, this.options.botName);
   }
 
   /** Starts reading lines; the prompt appears on a TTY. */
@@ -132,61 +103,41 @@ export class TerminalChannel implements Channel {
     return this.queue;
   }
 
-  /** Prints a bot message; it stays open for streaming edits (see the file comment). */
+  /** Prints a bot message; it stays open for streaming edits (see outbound.ts). */
   async send(chat: ChatAddress, text: string): Promise<SentMessage> {
-    this.assertLocal(chat);
-    const id = `t${this.nextId++}`;
-    const clean = this.clean(text);
-    this.screen.startMessage(id, this.prefixed(clean));
-    this.remember(id, clean);
-    return { chat: { channel: TERMINAL_CHAT.channel, chatId: TERMINAL_CHAT.chatId }, ids: [id] };
+    assertLocal(chat);
+    return this.outbound.send(text);
   }
 
   /** Prints the new tail of an extended message, or the whole text when it changed otherwise. */
   async edit(message: SentMessage, text: string): Promise<SentMessage> {
-    const id = message.ids[0];
-    if (!id) throw new ChannelError(this.name, 'cannot edit a message without an id');
-    const clean = this.clean(text);
-    const before = this.printed.get(id);
-    if (before === clean) return message;
-    if (before !== undefined && clean.startsWith(before)) {
-      const tail = clean.slice(before.length);
-      if (!this.screen.extendMessage(id, tail)) this.screen.startMessage(id, this.prefixed(`…${tail}`));
-    } else {
-      this.screen.startMessage(id, this.prefixed(clean));
-    }
-    this.remember(id, clean);
-    return message;
+    return this.outbound.edit(message, text);
   }
 
   /** Shows `… thinking` in place of the prompt, on a TTY only. */
   async typing(chat: ChatAddress): Promise<void> {
-    this.assertLocal(chat);
-    this.screen.showStatus(this.style.dim('… thinking'));
+    assertLocal(chat);
+    this.outbound.typing();
   }
 
   /** Prints the prompt and asks for a choice (`Approve? [y]es / [n]o / [a]lways`); the next answer typed goes to it. */
   async sendApproval(chat: ChatAddress, prompt: ApprovalPrompt): Promise<SentMessage> {
-    this.assertLocal(chat);
+    assertLocal(chat);
     this.awaitingAnswer.push(prompt);
-    const text = this.clean(approvalPromptText(prompt));
     this.updatePrompt();
-    // On a TTY the question is the input prompt itself; elsewhere it is printed.
-    const question = this.screen.tty ? '' : `\n${this.style.bold(promptQuestion(prompt.actions).trimEnd())}`;
-    this.screen.printBlock(`${text}${question}`);
-    return { chat: { channel: TERMINAL_CHAT.channel, chatId: TERMINAL_CHAT.chatId }, ids: [`t${this.nextId++}`] };
+    return this.outbound.approval(prompt);
   }
 
   /** Prints how the approval ended; the input prompt returns to `> `. */
   async resolveApproval(_message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
     this.awaitingAnswer = this.awaitingAnswer.filter((p) => p.id !== prompt.id);
     this.updatePrompt();
-    this.screen.printBlock(approvalOutcomeLine(outcome));
+    this.outbound.outcome(outcome);
   }
 
   /** The person at the keyboard controls the process, so they are an admin here. */
   async isAdmin(_chat: ChatInfo, userId: string): Promise<boolean> {
-    return userId === this.sender.id;
+    return isLocalUser(this.sender, userId);
   }
 
   private onLine(line: string): void {
@@ -203,7 +154,7 @@ export class TerminalChannel implements Channel {
         this.answer(pending!, typed.action);
         break;
       case 'not-offered':
-        this.screen.printBlock(this.style.dim(`"${ACTION_VIEWS[typed.action].label}" is not offered for this tool: answer ${offeredKeys(pending!.actions)}.`));
+        this.outbound.notice(`"${ACTION_VIEWS[typed.action].label}" is not offered for this tool: answer ${offeredKeys(pending!.actions)}.`);
         break;
       case 'empty':
         break;
@@ -243,7 +194,7 @@ export class TerminalChannel implements Channel {
   }
 
   private async notice(reply: Reply): Promise<void> {
-    this.screen.printBlock(this.style.dim(this.clean(reply.text)));
+    this.outbound.notice(reply.text);
   }
 
   /** Hooks the screen to the line editor so output and typing do not garble each other. */
@@ -267,24 +218,8 @@ export class TerminalChannel implements Channel {
     this.readline.write(null, { ctrl: true, name: 'u' });
   }
 
-  private prefixed(text: string): string {
-    return `${this.style.botName(`${this.botName}:`)} ${text}`;
-  }
-
-  private remember(id: string, text: string): void {
-    this.printed.delete(id);
-    this.printed.set(id, text);
-    if (this.printed.size > REMEMBERED_MESSAGES) this.printed.delete(this.printed.keys().next().value!);
-  }
-
   private inboundId(): string {
-    return `in${this.nextId++}`;
-  }
-
-  private assertLocal(chat: ChatAddress): void {
-    if (chat.channel !== TERMINAL_CHAT.channel || chat.chatId !== TERMINAL_CHAT.chatId) {
-      throw new ChannelError(this.name, `no such chat: ${chat.channel}:${chat.chatId}`);
-    }
+    return `in${this.nextInboundId++}`;
   }
 }
 

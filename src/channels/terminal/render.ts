@@ -1,11 +1,9 @@
 /**
- * How text looks in the terminal: cleaned of control characters and secrets,
- * and lightly coloured when the output is a colour terminal. Markdown is shown
+ * How text looks in the terminal: cleaned of control characters (the agent's
+ * outbox has already redacted secrets), and lightly coloured when the output is a colour terminal. Markdown is shown
  * as written: a terminal reader reads `**bold**` and fences fine, and styling
  * by parsing would break when a streamed edit cuts a construct in two.
  */
-import { createRedactor } from '../../safety/secrets.js';
-
 /** The few styles the terminal channel uses; identity functions when colour is off. */
 export interface TerminalStyle {
   /** The bot's name in front of its messages. */
@@ -35,10 +33,9 @@ export function terminalStyle(color: boolean): TerminalStyle {
 const CONTROL = /[\x00-\x08\x0b-\x1f\x7f\x9b]/g;
 
 /**
- * A cleaner that makes outbound text safe to write to a terminal: no escape
- * sequences, and neither recognised secrets nor the configured `secrets`.
+ * `text` made safe to write to a terminal: no escape sequences or other
+ * control characters but newline and tab.
  */
-export function terminalText(secrets: readonly string[]): (text: string) => string {
-  const redactor = createRedactor(secrets);
-  return (text) => redactor.redact(text.replace(/\r\n/g, '\n').replace(CONTROL, ''));
+export function terminalText(text: string): string {
+  return text.replace(/\r\n/g, '\n').replace(CONTROL, '');
 }

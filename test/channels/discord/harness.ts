@@ -59,7 +59,6 @@ export function testDeps(overrides: Partial<ChannelDeps> = {}): ChannelDeps {
     commands: [...COMMANDS, { name: 'interrupt', description: 'Same as /stop' }],
     completions: (source) => (source === 'tool' ? TOOL_NAMES : []),
     state: { get: async (key) => state.get(key), set: async (key, value) => void state.set(key, value) },
-    secrets: [],
     ...overrides,
   };
 }

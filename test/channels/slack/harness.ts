@@ -95,7 +95,7 @@ export async function startHarness(
   const state = memoryState();
   const channel = new SlackChannel(
     config,
-    { log: silentLogger, commands: [], completions: () => [], state, secrets: [] },
+    { log: silentLogger, commands: [], completions: () => [], state },
     { clientRetries: FAST_RETRIES, ...options },
   );
   await channel.start();

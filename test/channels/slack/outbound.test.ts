@@ -86,14 +86,6 @@ describe('SlackChannel outbound messages', () => {
     expect(fake.callsOf('chat.update').length - updatesBefore).toBe(updates);
   });
 
-  it('never sends a configured credential', async () => {
-    const { fake, channel } = harness;
-    const sent = await channel.send({ channel: 'slack', chatId: DM_ALICE }, `the token is ${fake.botToken}`);
-    const text = messageText(fake.workspace.message(DM_ALICE, sent.ids[0]!)!);
-    expect(text).not.toContain(fake.botToken);
-    expect(text).toContain('[redacted]');
-  });
-
   it('reports a platform refusal as a ChannelError', async () => {
     await expect(harness.channel.send({ channel: 'slack', chatId: 'C0MISSING' }, 'hi')).rejects.toMatchObject({
       name: 'ChannelError',

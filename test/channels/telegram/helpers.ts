@@ -5,10 +5,8 @@
  */
 import { Writable } from 'node:stream';
 import type { Chat, User } from 'grammy/types';
-import { pino } from 'pino';
 import { TelegramConfigSchema, type Config } from '../../../src/config/schema.js';
-import type { Logger } from '../../../src/log.js';
-import { silentLogger } from '../../../src/log.js';
+import { createLogger, silentLogger, type Logger } from '../../../src/log.js';
 import { TelegramChannel } from '../../../src/channels/telegram/adapter.js';
 import type { TelegramChannelOptions } from '../../../src/channels/telegram/options.js';
 import type { ChannelDeps, ChannelState, CommandSpec, InboundEvent } from '../../../src/channels/types.js';
@@ -51,7 +49,7 @@ export function memoryState(): ChannelState & { entries: Map<string, unknown> } 
 
 /** Channel deps for tests. */
 export function testDeps(overrides: Partial<ChannelDeps> = {}): ChannelDeps {
-  return { log: silentLogger, commands: COMMANDS, completions: () => [], state: memoryState(), secrets: [], ...overrides };
+  return { log: silentLogger, commands: COMMANDS, completions: () => [], state: memoryState(), ...overrides };
 }
 
 /** The `telegram` config section pointed at the fake. */
@@ -120,14 +118,14 @@ export function supergroup(id = -1001234567890, title = 'Team Room'): Chat {
 }
 
 /** A logger writing JSON lines into `lines`, to check what gets logged. */
-export function capturingLogger(lines: string[]): Logger {
+export function capturingLogger(lines: string[], secrets: string[] = []): Logger {
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
       lines.push(chunk.toString('utf8'));
       done();
     },
   });
-  return pino({ level: 'debug' }, sink);
+  return createLogger({ level: 'debug', pretty: false, secrets, destination: sink });
 }
 
 /** Sleeps. */

@@ -154,13 +154,13 @@ describe('Telegram credentials in logs', () => {
     const fake = await startFakeTelegram();
     const lines: string[] = [];
     fake.failNext('getUpdates', { drop: true }, 6);
-    const harness = await startChannel(fake, { deps: { log: capturingLogger(lines) }, options: { networkRetryAttempts: 0 } });
+    const harness = await startChannel(fake, { deps: { log: capturingLogger(lines, [fake.token]) }, options: { networkRetryAttempts: 0 } });
     try {
       await new Promise((resolve) => setTimeout(resolve, 400));
       const failures = lines.filter((line) => line.includes('getUpdates failed'));
       expect(failures.length).toBeGreaterThan(0);
-      // The network error quotes the request URL; the token in it is replaced.
-      expect(failures[0]).toContain('/bot[token]/getUpdates');
+      // The network error quotes the request URL; the process logger redacts the configured token in it.
+      expect(failures[0]).toContain('/bot[redacted]/getUpdates');
       expect(lines.join('\n')).not.toContain(fake.token);
     } finally {
       await harness.channel.stop();

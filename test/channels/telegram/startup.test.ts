@@ -21,8 +21,10 @@ afterEach(async () => {
 async function startRefused(): Promise<{ apiRoot: string; warnings: () => Array<Record<string, unknown>> }> {
   const apiRoot = `http://127.0.0.1:${await closedPort()}`;
   const lines: string[] = [];
-  const config = TelegramConfigSchema.parse({ token: '123456:AAFnot-a-real-token', apiRoot });
-  channel = new TelegramChannel(config, testDeps({ log: capturingLogger(lines) }), FAST_OPTIONS);
+  const token = '123456:AAFnot-a-real-token';
+  const config = TelegramConfigSchema.parse({ token, apiRoot });
+  // As in production: the process logger knows the configured credentials.
+  channel = new TelegramChannel(config, testDeps({ log: capturingLogger(lines, [token]) }), FAST_OPTIONS);
   starting = channel.start().catch((error: unknown) => error);
   const warnings = () =>
     lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => Number(line.level) >= 40);

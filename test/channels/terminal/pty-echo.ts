@@ -12,7 +12,6 @@ const deps: ChannelDeps = {
   commands: [],
   completions: () => [],
   state: { get: async () => undefined, set: async () => undefined },
-  secrets: [],
 };
 
 const channel = new TerminalChannel({ input: process.stdin, output: process.stdout, userName: 'tester' }, deps);

@@ -1,0 +1,98 @@
+/**
+ * What the bot prints at the terminal: messages, edits of them, the
+ * "thinking" status, approval prompts and their outcomes, and notices.
+ *
+ * A terminal cannot change what it printed. `send` prints at once; `edit`
+ * prints only the new tail when the text extends what is on screen (in place
+ * while the message is still the last output, see {@link Screen}), and prints
+ * the whole text again when it changed otherwise.
+ */
+import { approvalOutcomeLine, approvalPromptText } from '../approval-text.js';
+import type { ApprovalOutcome, ApprovalPrompt, SentMessage } from '../types.js';
+import { localAddress } from './access.js';
+import { missingMessageId } from './errors.js';
+import { promptQuestion } from './inbound.js';
+import { terminalText, type TerminalStyle } from './render.js';
+import type { Screen } from './screen.js';
+
+/** Messages remembered for edits; older ones are simply printed again when edited. */
+const REMEMBERED_MESSAGES = 200;
+
+/** Prints the bot's side of the conversation on a {@link Screen}. */
+export class TerminalOutbound {
+  /** Text on screen per sent message id, for edits. */
+  private readonly printed = new Map<string, string>();
+  private nextId = 1;
+
+  constructor(
+    private readonly screen: Screen,
+    private readonly style: TerminalStyle,
+    private readonly botName: string,
+  ) {}
+
+  /** Prints a bot message; it stays open for streaming edits. */
+  send(text: string): SentMessage {
+    const id = this.newId();
+    const clean = terminalText(text);
+    this.screen.startMessage(id, this.prefixed(clean));
+    this.remember(id, clean);
+    return { chat: localAddress(), ids: [id] };
+  }
+
+  /** Prints the new tail of an extended message, or the whole text when it changed otherwise. */
+  edit(message: SentMessage, text: string): SentMessage {
+    const id = message.ids[0];
+    if (!id) throw missingMessageId();
+    const clean = terminalText(text);
+    const before = this.printed.get(id);
+    if (before === clean) return message;
+    if (before !== undefined && clean.startsWith(before)) {
+      const tail = clean.slice(before.length);
+      if (!this.screen.extendMessage(id, tail)) this.screen.startMessage(id, this.prefixed(`…${tail}`));
+    } else {
+      this.screen.startMessage(id, this.prefixed(clean));
+    }
+    this.remember(id, clean);
+    return message;
+  }
+
+  /** Shows `… thinking` in place of the prompt, on a TTY only. */
+  typing(): void {
+    this.screen.showStatus(this.style.dim('… thinking'));
+  }
+
+  /**
+   * Prints an approval prompt. On a TTY the question is the input prompt
+   * itself (the adapter sets it); elsewhere it is printed under the prompt.
+   */
+  approval(prompt: ApprovalPrompt): SentMessage {
+    const text = terminalText(approvalPromptText(prompt));
+    const question = this.screen.tty ? '' : `\n${this.style.bold(promptQuestion(prompt.actions).trimEnd())}`;
+    this.screen.printBlock(`${text}${question}`);
+    return { chat: localAddress(), ids: [this.newId()] };
+  }
+
+  /** Prints how an approval ended. */
+  outcome(outcome: ApprovalOutcome): void {
+    this.screen.printBlock(approvalOutcomeLine(outcome));
+  }
+
+  /** Prints a notice (an answer to a press, a hint) dimmed, apart from the conversation. */
+  notice(text: string): void {
+    this.screen.printBlock(this.style.dim(terminalText(text)));
+  }
+
+  private prefixed(text: string): string {
+    return `${this.style.botName(`${this.botName}:`)} ${text}`;
+  }
+
+  private remember(id: string, text: string): void {
+    this.printed.delete(id);
+    this.printed.set(id, text);
+    if (this.printed.size > REMEMBERED_MESSAGES) this.printed.delete(this.printed.keys().next().value!);
+  }
+
+  private newId(): string {
+    return `t${this.nextId++}`;
+  }
+}
