@@ -3,7 +3,7 @@
  * line while a slow tool runs, and long answers streamed by editing one message
  * no faster than the platform allows.
  */
-import type { ChannelCapabilities, ChatAddress, SentMessage } from '../channels/types.js';
+import { IN_PROGRESS_MARK, type ChannelCapabilities, type ChatAddress, type SentMessage } from '../channels/types.js';
 import type { Outbox } from './outbox.js';
 import { cleanReply } from './reasoning.js';
 
@@ -64,7 +64,7 @@ export class TurnPresenter {
     if (!due || !spaced || stream.pending || stream.text.length > this.capabilities.maxMessageLength - 10) return;
     stream.lastEditAt = now;
     // The stream is raw model output: hide reasoning blocks and tool tags as the final answer does.
-    const shown = `${cleanReply(stream.text)} …`;
+    const shown = `${cleanReply(stream.text)}${IN_PROGRESS_MARK}`;
     if (shown.length < 3) return;
     stream.pending = (stream.message ? this.outbox.edit(stream.message, shown) : this.outbox.send(this.chat, shown))
       .then((sent) => {

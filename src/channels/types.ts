@@ -152,6 +152,13 @@ export interface ApprovalOutcome {
   expiredAs?: string;
 }
 
+/**
+ * The end of a reply still being written: the agent shows a streamed answer
+ * with this mark until its final edit. A channel may show progress its own way
+ * instead (the terminal leaves the line open) and drop the mark.
+ */
+export const IN_PROGRESS_MARK = ' …';
+
 /** What a channel can do, for the agent's pacing of edits and typing. */
 export interface ChannelCapabilities {
   /** Longest single platform message, in characters. */

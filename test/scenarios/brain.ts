@@ -30,7 +30,7 @@ export class Brain {
   private forText(raw: string, request: FakeLlmRequest): FakeLlmEntry {
     const text = raw.replace(/^\[[^\]]*\]\s*/, '').trim();
     const offered = new Set((request.tools ?? []).map((tool) => tool.function.name));
-    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle|long|table)\b\s*(.*)$/i.exec(text);
+    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle|long|table|stream)\b\s*(.*)$/i.exec(text);
     if (!command) return textReply(`echo: ${text}`);
     const [, verb, rest] = command as unknown as [string, string, string];
     const call = (name: string, args: Record<string, unknown>) =>
@@ -52,6 +52,9 @@ export class Brain {
         return textReply(LONG_ANSWER);
       case 'table':
         return textReply(TABLE_ANSWER);
+      case 'stream':
+        // About 3 s of output: long enough for the bot to show the answer while it is being written.
+        return textReply(STREAMED_ANSWER, { chunkSize: 20, chunkDelayMs: 100 });
       case 'loop':
         return call('calculator', { expression: `${Math.floor(Math.random() * 1e6)} + 1` });
       case 'batch':
@@ -105,6 +108,9 @@ export const LONG_ANSWER = Array.from(
   { length: 20 },
   (_, i) => `As noted before, the key point of part ${i + 1} is that we check the inputs and then we check the outputs again. ` + 'As noted before, this matters. '.repeat(14),
 ).join('\n\n');
+
+/** The `stream` answer: 12 numbered sentences, slowly streamed. */
+export const STREAMED_ANSWER = Array.from({ length: 12 }, (_, i) => `Sentence ${i + 1} of the streamed answer goes on for a while.`).join(' ');
 
 /** The `table` answer: 60 rows of the same item. */
 export const TABLE_ANSWER = ['Here is the table:', '', '| # | item | state |', '| --- | --- | --- |', ...Array.from({ length: 60 }, (_, i) => `| ${i + 1} | same item | ok |`)].join('\n');

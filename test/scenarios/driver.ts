@@ -1,7 +1,8 @@
 /**
  * The contract a channel's test driver fulfils so that the shared scenario suite
  * runs the same conversations on every channel: the test channel, Telegram,
- * Discord and Slack (each through its fake server and the real platform library).
+ * Discord and Slack (each through its fake server and the real platform
+ * library), and the terminal (through its input and output streams).
  */
 import type { PromptAction, Channel, ChannelDeps } from '../../src/channels/types.js';
 
@@ -73,6 +74,16 @@ export interface ScenarioDriver {
    * showing this reason, instead of faked.
    */
   readonly noAllowlists?: string;
+  /** Why the channel has no group chats, or undefined when it has them; group scenarios are skipped with this reason. */
+  readonly noGroups?: string;
+  /**
+   * Why only one person can use the channel, or undefined when several can:
+   * scenarios that need a second person are skipped with this reason, and
+   * `users` may name that one person in every role.
+   */
+  readonly singleUser?: string;
+  /** Why a prompt cannot be pressed once answered, cancelled or shown before a restart; those presses are not tried. */
+  readonly noLatePresses?: string;
   /** A new adapter instance pointed at the fake (called again after a simulated restart). */
   createChannel(deps: ChannelDeps, setup?: ChannelSetup): Channel;
   /** The DM between the bot and `user`. */

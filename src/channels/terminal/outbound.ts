@@ -5,10 +5,12 @@
  * A terminal cannot change what it printed. `send` prints at once; `edit`
  * prints only the new tail when the text extends what is on screen (in place
  * while the message is still the last output, see {@link Screen}), and prints
- * the whole text again when it changed otherwise.
+ * the whole text again when it changed otherwise. A streamed answer's
+ * in-progress mark is left out: the open line shows that more is coming, and
+ * without the mark each edit of the stream extends what is on screen.
  */
 import { approvalOutcomeLine, approvalPromptText } from '../approval-text.js';
-import type { ApprovalOutcome, ApprovalPrompt, SentMessage } from '../types.js';
+import { IN_PROGRESS_MARK, type ApprovalOutcome, type ApprovalPrompt, type SentMessage } from '../types.js';
 import { localAddress } from './access.js';
 import { missingMessageId } from './errors.js';
 import { promptQuestion } from './inbound.js';
@@ -33,7 +35,7 @@ export class TerminalOutbound {
   /** Prints a bot message; it stays open for streaming edits. */
   send(text: string): SentMessage {
     const id = this.newId();
-    const clean = terminalText(text);
+    const clean = shownText(text);
     this.screen.startMessage(id, this.prefixed(clean));
     this.remember(id, clean);
     return { chat: localAddress(), ids: [id] };
@@ -43,7 +45,7 @@ export class TerminalOutbound {
   edit(message: SentMessage, text: string): SentMessage {
     const id = message.ids[0];
     if (!id) throw missingMessageId();
-    const clean = terminalText(text);
+    const clean = shownText(text);
     const before = this.printed.get(id);
     if (before === clean) return message;
     if (before !== undefined && clean.startsWith(before)) {
@@ -95,4 +97,10 @@ export class TerminalOutbound {
   private newId(): string {
     return `t${this.nextId++}`;
   }
+}
+
+/** What the terminal prints of a message: safe characters, without the in-progress mark. */
+function shownText(text: string): string {
+  const clean = terminalText(text);
+  return clean.endsWith(IN_PROGRESS_MARK) ? clean.slice(0, -IN_PROGRESS_MARK.length) : clean;
 }

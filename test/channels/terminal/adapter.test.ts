@@ -1,7 +1,7 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TERMINAL_CHAT, TerminalChannel } from '../../../src/channels/terminal/adapter.js';
-import type { ApprovalPrompt, ChannelDeps, InboundEvent } from '../../../src/channels/types.js';
+import { IN_PROGRESS_MARK, type ApprovalPrompt, type ChannelDeps, type InboundEvent } from '../../../src/channels/types.js';
 import { ChannelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log.js';
 
@@ -205,6 +205,14 @@ describe('TerminalChannel output', () => {
     await t.channel.edit(sent, 'Hello world');
     await t.channel.edit(sent, 'Hello world, again');
     expect(t.printed()).toBe('pincer: Hello world, again');
+  });
+
+  it('prints a streamed answer once: each edit adds the new text, the in-progress mark is not printed', async () => {
+    const t = await terminal();
+    const sent = await t.channel.send(TERMINAL_CHAT, `The answer${IN_PROGRESS_MARK}`);
+    await t.channel.edit(sent, `The answer is forty${IN_PROGRESS_MARK}`);
+    await t.channel.edit(sent, 'The answer is forty-two.');
+    expect(t.printed()).toBe('pincer: The answer is forty-two.');
   });
 
   it('continues an extended message on a new line once something else was printed', async () => {
