@@ -13,7 +13,7 @@ import {
   type RepliableInteraction,
 } from 'discord.js';
 import type { Logger } from '../../log.js';
-import { NOT_AVAILABLE, type Allowlists } from '../access.js';
+import { NOT_AVAILABLE, STALE_BUTTON, type Allowlists } from '../access.js';
 import { decodeApprovalPayload } from '../approval-payload.js';
 import type { ChatInfo, CommandSpec, InboundEvent, Sender } from '../types.js';
 import { isAllowed } from './access.js';
@@ -36,9 +36,6 @@ export interface InteractionContext {
   emit(event: InboundEvent): void;
   log: Logger;
 }
-
-/** Shown for buttons of old or foreign messages. */
-export const INVALID_BUTTON_TEXT = 'This button is no longer valid.';
 
 /** Handles one interaction of any kind. */
 export async function routeInteraction(interaction: Interaction, context: InteractionContext): Promise<void> {
@@ -64,7 +61,7 @@ function emitCommand(interaction: ChatInputCommandInteraction, context: Interact
 async function emitApprovalAnswer(interaction: ButtonInteraction, context: InteractionContext): Promise<void> {
   const payload = decodeApprovalPayload(interaction.customId);
   if (!payload) {
-    await interaction.reply({ content: INVALID_BUTTON_TEXT, flags: MessageFlags.Ephemeral });
+    await interaction.reply({ content: STALE_BUTTON, flags: MessageFlags.Ephemeral });
     return;
   }
   const responder = context.responderFor(interaction);

@@ -7,13 +7,11 @@
 import type { Api } from 'grammy';
 import type { CallbackQuery } from 'grammy/types';
 import type { Logger } from '../../log.js';
+import { STALE_BUTTON } from '../access.js';
 import { decodeApprovalPayload } from '../approval-payload.js';
 import type { InboundApprovalAnswer } from '../types.js';
 import { chatInfoOf, senderOf, topicOf } from './chat.js';
 import { describeError } from './errors.js';
-
-/** The toast for a press on a button that is not (or no longer) an approval. */
-export const STALE_BUTTON_NOTICE = 'This button is no longer valid.';
 
 /** Telegram's limit on a callback answer's text. */
 const TOAST_LIMIT = 200;
@@ -39,7 +37,7 @@ export class CallbackAnswers {
     const payload = decodeApprovalPayload(query.data ?? '');
     const chat = query.message ? chatInfoOf(query.message.chat, topicOf(query.message)) : undefined;
     if (!payload || !chat) {
-      void this.answer(query.id, STALE_BUTTON_NOTICE);
+      void this.answer(query.id, STALE_BUTTON);
       return undefined;
     }
     const respond = this.oneShot(query);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { InlineKeyboardButton } from 'grammy/types';
-import { STALE_BUTTON_NOTICE } from '../../../src/channels/telegram/callbacks.js';
+import { STALE_BUTTON } from '../../../src/channels/access.js';
 import type { ApprovalPrompt, ChatAddress, InboundApprovalAnswer } from '../../../src/channels/types.js';
 import { startFakeTelegram, waitFor, type FakeTelegram } from '../../fakes/telegram/index.js';
 import { ALICE, BOB, dmOf, sleep, startChannel, type Harness } from './helpers.js';
@@ -101,7 +101,7 @@ describe('Telegram approvals', () => {
     const sent = await harness.channel.send(DM, 'old message');
     fake.pressButton({ chat: dmOf(ALICE), from: ALICE, messageId: Number(sent.ids[0]), data: 'something-else' });
     await waitFor(() => fake.callbackAnswers.length > 0, 2000, 'callback answer');
-    expect(fake.callbackAnswers[0]).toMatchObject({ text: STALE_BUTTON_NOTICE });
+    expect(fake.callbackAnswers[0]).toMatchObject({ text: STALE_BUTTON });
     expect(fake.callbackAnswers[0]!.afterMs).toBeLessThan(1000);
     expect(harness.events.seen).toEqual([]);
   });
