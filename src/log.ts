@@ -3,6 +3,8 @@
  * Credentials are redacted by key name and, through the shared redactor, by
  * value: whole, cut short or encoded, and the recognised secret kinds.
  */
+import { mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
 import { destination, pino, type DestinationStream, type Logger } from 'pino';
 import { createRedactor, type Redactor } from './safety/secrets.js';
 
@@ -64,6 +66,24 @@ function scrub(value: unknown, redactor: Redactor, depth = 0): unknown {
   }
   if (Array.isArray(value)) return value.map((item) => scrub(item, redactor, depth + 1));
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrub(item, redactor, depth + 1)]));
+}
+
+/** A log file opened for appending, and where it is. */
+export interface LogFile {
+  path: string;
+  stream: NodeJS.WritableStream;
+}
+
+/**
+ * Opens `<dataDir>/logs/pincer.log` for appending (folder 0700, file 0600:
+ * log lines name users and chats), for when the screen is the chat.
+ */
+export function openLogFile(dataDir: string): LogFile {
+  const folder = join(dataDir, 'logs');
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  const path = join(folder, 'pincer.log');
+  const fd = openSync(path, 'a', 0o600);
+  return { path, stream: destination({ fd, sync: true }) as unknown as NodeJS.WritableStream };
 }
 
 /** A logger that writes nothing, for tests and benchmarks. */
