@@ -14,6 +14,7 @@ import type { AgentServices } from './agent/services.js';
 import { UsageLedger } from './agent/usage.js';
 import type { Channel, ChannelDeps } from './channels/types.js';
 import type { Config } from './config/schema.js';
+import { ModelCatalog } from './llm/models.js';
 import { OpenAiProvider } from './llm/openai-provider.js';
 import type { LlmProvider } from './llm/types.js';
 import { silentLogger, type Logger } from './log.js';
@@ -70,6 +71,7 @@ export function configuredSecrets(config: Config): string[] {
     config.slack.botToken,
     config.slack.appToken,
     config.slack.signingSecret,
+    ...config.llm.models.map((entry) => (entry.apiKeyEnv ? process.env[entry.apiKeyEnv] : undefined)),
   ].filter((secret): secret is string => Boolean(secret));
 }
 
@@ -98,14 +100,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     audit,
     config: { toolConcurrency: config.agent.toolConcurrency, maxOutputChars: config.tools.maxOutputChars },
   });
-  const provider = options.provider ?? new OpenAiProvider(config.llm, { logger: log, redact: (text) => redactor.redact(text) });
+  const providerOptions = { logger: log, redact: (text: string) => redactor.redact(text) };
+  const provider = options.provider ?? new OpenAiProvider(config.llm, providerOptions);
+  const models = new ModelCatalog(config.llm, provider, providerOptions);
 
   const channelDeps = (name: string): ChannelDeps => {
     const state = store.namespace(`channel-state:${name}`, z.unknown());
     return {
       log: log.child({ channel: name }),
       commands: COMMANDS,
-      completions: (source) => (source === 'tool' ? registry.names() : []),
+      completions: (source) => (source === 'tool' ? registry.names() : source === 'model' ? models.list().map((choice) => choice.name) : []),
       state: { get: (key) => state.get(key), set: (key, value, ttlMs) => state.set(key, value, ttlMs) },
     };
   };
@@ -118,6 +122,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     config,
     log,
     provider,
+    models,
     pipeline,
     registry,
     permissions,

@@ -7,7 +7,7 @@
  */
 import type { ChatInfo, InboundMessage, Sender } from '../channels/types.js';
 import { LlmError } from '../errors.js';
-import type { LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
+import type { LlmProvider, LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
 import type { CallResult, ToolContext } from '../tools/types.js';
 import { workspaceDirOf } from '../tools/builtin/index.js';
 import { newApproval, newLoopQuestion, type PendingApproval } from './approval-book.js';
@@ -257,10 +257,15 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     );
   }
 
+  /** The provider of the model this conversation runs on (`/model`). */
+  private provider(): LlmProvider {
+    return this.services.models.providerFor(this.turn.record.model);
+  }
+
   private request(ctx: LoopContext): Promise<LlmResponse> {
     const { presenter, abort } = this.turn;
     return this.observed('reply', () =>
-      this.services.provider.complete({
+      this.provider().complete({
         messages: ctx.messages,
         ...(ctx.forceText || !ctx.tools.length ? {} : { tools: ctx.tools }),
         signal: abort.signal,
@@ -272,9 +277,9 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
 
   /** Runs a model request and reports it as a `model.request` event. */
   private async observed<T>(purpose: 'reply' | 'compaction', request: () => Promise<T>, responseOf: (result: T) => LlmResponse | undefined): Promise<T> {
-    const { provider, events } = this.services;
+    const { events } = this.services;
     const started = Date.now();
-    const base = { thread: this.turn.record.key, model: provider.model, purpose };
+    const base = { thread: this.turn.record.key, model: this.provider().model, purpose };
     try {
       const result = await request();
       // A compaction with nothing old enough to fold made no request.
@@ -297,7 +302,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     const keep = this.services.config.agent.keepRecentMessages;
     const history = ctx.messages.slice(1);
     const { messages: compacted, response } = await this.observed('compaction', () =>
-      compactHistory(history, this.services.provider, { keep: force ? Math.min(keep, 4) : keep, signal: this.turn.abort.signal }),
+      compactHistory(history, this.provider(), { keep: force ? Math.min(keep, 4) : keep, signal: this.turn.abort.signal }),
       (result) => result.response,
     );
     // The summary is a model call of this turn: it counts toward the person's usage and ceiling.

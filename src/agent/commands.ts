@@ -7,10 +7,12 @@ import { commandUsage, findCommand, parseCommand, type CommandArg, type ParsedCo
 import type { Channel, CommandSpec, InboundCommand } from '../channels/types.js';
 import { qualifiedUserId, threadKeyOf } from '../channels/types.js';
 import { decideApproval } from '../tools/approval-rule.js';
+import { seededPermission } from '../tools/permissions.js';
 import { GLOBAL_SCOPE } from '../tools/policy.js';
 import { staticRequirement } from '../tools/requirement.js';
-import type { PolicyMode } from '../tools/types.js';
+import type { Permission, PolicyMode } from '../tools/types.js';
 import { Authority } from './authority.js';
+import { zeroUsage } from './history.js';
 import type { AgentServices } from './services.js';
 import type { StopResult } from './thread-runner.js';
 import { formatUsage } from './usage.js';
@@ -28,6 +30,19 @@ export const COMMANDS: CommandSpec[] = [
   { name: 'tools', description: 'Tools available here and whether they ask first' },
   { name: 'usage', description: 'Tokens and cost today' },
   {
+    name: 'model',
+    description: 'The models this bot has, and which one this conversation uses',
+    defaultSub: 'list',
+    subcommands: [
+      { name: 'list', description: 'List the configured models' },
+      {
+        name: 'use',
+        description: 'Switch this conversation to a model (admins in groups)',
+        args: [{ name: 'name', description: 'Model name', kind: 'word', complete: 'model', required: true }],
+      },
+    ],
+  },
+  {
     name: 'policy',
     description: 'Admin tool policy',
     who: 'admin',
@@ -38,6 +53,19 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'ask', description: 'Always ask before a tool runs', args: [TOOL_ARG, SCOPE_ARG] },
       { name: 'disable', description: 'Remove a tool', args: [TOOL_ARG, SCOPE_ARG] },
       { name: 'reset', description: 'Return a tool to its default', args: [TOOL_ARG, SCOPE_ARG] },
+    ],
+  },
+  {
+    name: 'permissions',
+    description: 'Your own tool choices (Always allow), and resetting them',
+    defaultSub: 'list',
+    subcommands: [
+      { name: 'list', description: 'Show the tools you set to Always allow or disabled' },
+      {
+        name: 'reset',
+        description: 'Forget your choice for a tool, or for all (they ask first again)',
+        args: [{ name: 'tool', description: 'Tool name, or all', kind: 'word', complete: 'tool', required: true }],
+      },
     ],
   },
   { name: 'help', description: 'List the commands', aliases: ['start'] },
@@ -132,6 +160,10 @@ export class CommandHandler {
         return this.usage(event);
       case 'policy':
         return this.policy(event, parsed);
+      case 'permissions':
+        return this.permissions(event, parsed);
+      case 'model':
+        return this.model(event, parsed, key);
       case 'shutdown':
         this.host.shutdown(`/shutdown by ${event.sender.name}`);
         return 'Shutting down.';
@@ -156,38 +188,44 @@ export class CommandHandler {
       record.messages = [];
       record.groupContext = [];
       record.lastIteration = 0;
+      // The thread's counters start again too; what was spent still counts in /usage for the day.
+      record.turns = 0;
+      record.usage = zeroUsage();
     });
-    return '🆕 Fresh start: I have forgotten this conversation.';
+    return '🆕 Fresh start: I have forgotten this conversation, and its counters start from zero.';
   }
 
   private async tools(event: InboundCommand): Promise<string> {
     const { registry, policy, permissions } = this.services;
     const userId = qualifiedUserId(event.chat.channel, event.sender.id);
-    const context = { kind: 'chat' as const, chatKind: event.chat.kind };
     const lines: string[] = [];
     for (const tool of registry.list()) {
       const [mode, permission] = await Promise.all([policy.effective(tool.name, event.chat.scope), permissions.get(userId, tool.name)]);
-      const decision = decideApproval({ tool: tool.name, requirement: staticRequirement(tool), policy: mode, permission, context });
-      const how =
-        decision.kind === 'run'
-          ? 'free'
-          : decision.kind === 'ask'
-            ? 'asks first'
-            : mode === 'disable' || permission === 'disabled'
-              ? 'disabled'
-              : 'DM only (needs approval)';
-      lines.push(`• ${tool.name}: ${how}`);
+      lines.push(`• ${tool.name}: ${this.howToolRuns(tool.name, mode, event.chat.kind, permission)}`);
     }
     return lines.length ? `Tools here:\n${lines.join('\n')}` : 'No tools are available here.';
+  }
+
+  /** How a call of `tool` goes in a chat of `chatKind`, in the words of `/tools`: free, asks first, DM only, disabled. */
+  private howToolRuns(tool: string, mode: PolicyMode, chatKind: 'dm' | 'group', permission?: Permission): string {
+    const registered = this.services.registry.get(tool);
+    if (!registered) return mode === 'disable' ? 'disabled' : 'not installed';
+    const context = { kind: 'chat' as const, chatKind };
+    const decision = decideApproval({ tool, requirement: staticRequirement(registered.tool), policy: mode, permission: permission ?? seededPermission(registered.tool), context });
+    if (decision.kind === 'run') return 'free';
+    if (decision.kind === 'ask') return 'asks first';
+    return mode === 'disable' || permission === 'disabled' ? 'disabled' : 'DM only (needs approval)';
   }
 
   private async usage(event: InboundCommand): Promise<string> {
     const userId = qualifiedUserId(event.chat.channel, event.sender.id);
     const own = await this.services.usage.userToday(userId);
-    const lines = [`Your usage today: ${formatUsage(own)}.`];
+    const priceUnknown = this.services.models.list().some((choice) => !choice.price);
+    const lines = [`Your usage today: ${formatUsage(own, { priceUnknown })}.`];
     const limit = this.services.config.agent.dailyCostLimitUsd;
     if (limit > 0) lines.push(`Daily limit: $${limit.toFixed(2)}.`);
-    if (await this.authority.isChatAdmin(event.chat, event.sender.id)) lines.push(`Everyone today: ${formatUsage(await this.services.usage.totalToday())}.`);
+    if (await this.authority.isChatAdmin(event.chat, event.sender.id)) lines.push(`Everyone today: ${formatUsage(await this.services.usage.totalToday(), { priceUnknown })}.`);
+    if (priceUnknown) lines.push('Set a price under llm.prices or llm.models to count the cost of every model.');
     return lines.join('\n');
   }
 
@@ -196,7 +234,7 @@ export class CommandHandler {
     const scope = parsed.args.scope === 'global' || event.chat.kind === 'dm' ? GLOBAL_SCOPE : event.chat.scope;
     // Admins of a group may change its policy; the global one needs an admin of the bot.
     if (scope === GLOBAL_SCOPE && !this.authority.isBotAdmin(event.chat.channel, event.sender.id)) return { text: GLOBAL_POLICY_REFUSAL, private: true };
-    if (action === 'list') return this.policyList(scope);
+    if (action === 'list') return this.policyList(scope, event.chat.kind);
     const tool = String(parsed.args.tool);
     if (!this.services.registry.get(tool)) {
       return { text: `There is no tool named "${tool}". Tools: ${this.services.registry.names().join(', ')}.`, private: true };
@@ -209,15 +247,66 @@ export class CommandHandler {
     if (!result.ok) return { text: result.message, private: true };
     const where = scope === GLOBAL_SCOPE ? 'everywhere (global)' : 'in this group';
     const effective = await this.services.policy.effective(tool, scope);
+    const how = this.howToolRuns(tool, effective, event.chat.kind);
     return action === 'reset'
-      ? `Policy for ${tool} reset ${where}; it is now "${effective}".`
-      : `Policy for ${tool} set to "${action}" ${where}.`;
+      ? `Policy for ${tool} reset ${where}; here it is now: ${how}.`
+      : `Policy for ${tool} set to "${action}" ${where}; here it is now: ${how}.`;
   }
 
-  private async policyList(scope: string): Promise<string> {
+  /** Lists the models, or switches this conversation's (persisted in its record; the next turn uses it). */
+  private async model(event: InboundCommand, parsed: ParsedCommand, key: string): Promise<string | { text: string; private: boolean }> {
+    const { models, history } = this.services;
+    const current = models.nameFor((await history.get(key))?.model);
+    if (parsed.sub !== 'use') {
+      const lines = models.list().map((choice) => {
+        const where = choice.baseUrl ? new URL(choice.baseUrl).host : 'api.openai.com';
+        const key = choice.apiKeyEnv ? `, key from ${choice.apiKeyEnv}` : '';
+        const price = choice.price ? `$${choice.price.input} in / $${choice.price.output} out per million tokens` : 'price unknown';
+        const marks = [choice.name === current ? 'in use here' : '', choice.isDefault ? 'default' : ''].filter(Boolean).join(', ');
+        return `• ${choice.name}${marks ? ` (${marks})` : ''}: ${where}${key}; ${price}`;
+      });
+      const hint = models.list().length > 1 ? '\nSwitch with /model use NAME.' : '\nMore models can be listed under llm.models in the config.';
+      return `Models:\n${lines.join('\n')}${hint}`;
+    }
+    if (event.chat.kind === 'group' && !(await this.authority.isChatAdmin(event.chat, event.sender.id))) {
+      return { text: 'Only an admin of this group can switch its model.', private: true };
+    }
+    const wanted = String(parsed.args.name);
+    const choice = models.find(wanted);
+    if (!choice) return { text: `There is no model named "${wanted}". Models: ${models.list().map((c) => c.name).join(', ')}.`, private: true };
+    await history.update(key, event.chat, (record) => {
+      if (choice.isDefault) delete record.model;
+      else record.model = choice.name;
+    });
+    return choice.name === current ? `This conversation already uses ${choice.name}.` : `This conversation now uses ${choice.name} (was ${current}).`;
+  }
+
+  /** A user's own choices: listed, or reset for one tool or all. Private: they are nobody else's business. */
+  private async permissions(event: InboundCommand, parsed: ParsedCommand): Promise<{ text: string; private: boolean }> {
+    const { permissions, registry } = this.services;
+    const userId = qualifiedUserId(event.chat.channel, event.sender.id);
+    const chosen = (await permissions.list(userId)).filter((entry) => entry.source === 'user' && entry.permission !== 'askEachTime');
+    if (parsed.sub === 'reset') {
+      const tool = String(parsed.args.tool);
+      const targets = tool.toLowerCase() === 'all' ? chosen.map((entry) => entry.tool) : [tool];
+      if (tool.toLowerCase() !== 'all' && !registry.get(tool) && !chosen.some((entry) => entry.tool === tool)) {
+        return { text: `There is no tool named "${tool}". Tools: ${registry.names().join(', ')}.`, private: true };
+      }
+      for (const target of targets) await permissions.reset(userId, target);
+      if (!targets.length) return { text: 'You have no tool choices to reset.', private: true };
+      return { text: `Reset: ${targets.join(', ')}. ${plural(targets.length, 'It asks', 'They ask')} first again where approval is needed.`, private: true };
+    }
+    if (!chosen.length) return { text: 'You have not set any tool to Always allow. Press "Always allow" on a prompt to set one.', private: true };
+    const lines = chosen.map((entry) => `• ${entry.tool}: ${entry.permission === 'alwaysAllow' ? 'always allowed' : 'disabled by you'}`);
+    return { text: `Your tool choices:\n${lines.join('\n')}\nUse /permissions reset TOOL (or all) to undo.`, private: true };
+  }
+
+  /** Each tool's effective mode in `/tools` words, and where it was set (this group, global, or the tool's default). */
+  private async policyList(scope: string, chatKind: 'dm' | 'group'): Promise<string> {
     const entries = await this.services.policy.list(scope);
-    const lines = entries.map((entry) => `• ${entry.tool}: ${entry.mode}${entry.source === 'default' ? '' : ` (${entry.source})`}`);
-    return `Tool policy ${scope === GLOBAL_SCOPE ? '(global)' : 'for this group'}:\n${lines.join('\n')}`;
+    const source = { scope: 'set for this group', global: 'set globally', default: 'default' } as const;
+    const lines = entries.map((entry) => `• ${entry.tool}: ${this.howToolRuns(entry.tool, entry.mode, chatKind)} (${source[entry.source]})`);
+    return `Tool policy ${scope === GLOBAL_SCOPE ? '(global)' : 'for this group'}, as it applies in ${chatKind === 'dm' ? 'a DM' : 'this group'}:\n${lines.join('\n')}`;
   }
 
   private async reply(event: InboundCommand, text: string, isPrivate: boolean): Promise<void> {
@@ -231,4 +320,9 @@ export class CommandHandler {
     }
     await this.services.outbox.send(event.chat, text);
   }
+}
+
+/** `one` for a count of 1, `many` otherwise. */
+function plural(count: number, one: string, many: string): string {
+  return count === 1 ? one : many;
 }

@@ -96,6 +96,8 @@ export const ThreadRecordSchema = z.object({
   updatedAt: z.number(),
   inbox: z.array(QueuedMessageSchema).default([]),
   turn: OpenTurnSchema.optional(),
+  /** The model chosen with `/model`; the default when unset. */
+  model: z.string().optional(),
 });
 /** The stored state of one thread. */
 export type ThreadRecord = z.infer<typeof ThreadRecordSchema>;

@@ -1,7 +1,9 @@
 /**
  * Shows a running turn to the people in a chat: the typing indicator, a status
- * line while a slow tool runs, and long answers streamed by editing one message
- * no faster than the platform allows.
+ * line while a slow tool runs (with its elapsed time, also for a tool that runs
+ * after an approval), and long answers streamed by editing one message no
+ * faster than the platform allows. It also knows what the turn is doing and
+ * since when, for /status.
  */
 import { IN_PROGRESS_MARK, type ChannelCapabilities, type ChatAddress, type SentMessage } from '../channels/types.js';
 import type { Outbox } from './outbox.js';
@@ -16,6 +18,18 @@ export interface PresenterTiming {
   streamMinChars: number;
 }
 
+/** What a turn is doing, and since when. */
+export interface TurnActivity {
+  /** In words, e.g. "running `http_fetch`". */
+  what: string;
+  since: number;
+}
+
+/** How often a shown status line's elapsed time is brought up to date, at the fastest. */
+const ELAPSED_TICK_MS = 1_000;
+/** Edits of the status line are kept to one in this many of the platform's edit intervals. */
+const ELAPSED_EDIT_SPACING = 5;
+
 /** Defaults: quick turns produce exactly one message, the answer. */
 export const DEFAULT_PRESENTER_TIMING: PresenterTiming = { statusDelayMs: 1_500, streamDelayMs: 1_500, streamMinChars: 200 };
 
@@ -25,6 +39,9 @@ export class TurnPresenter {
   private statusTimer: NodeJS.Timeout | undefined;
   private status: SentMessage | undefined;
   private statusText = '';
+  private running: { names: string[]; since: number } | undefined;
+  private elapsedTimer: NodeJS.Timeout | undefined;
+  private doing: TurnActivity = { what: 'starting', since: Date.now() };
   private readonly toolsUsed: string[] = [];
   private stream: { message?: SentMessage; text: string; startedAt: number; lastEditAt: number; pending?: Promise<void> } | undefined;
   private closed = false;
@@ -36,16 +53,23 @@ export class TurnPresenter {
     private readonly timing: PresenterTiming = DEFAULT_PRESENTER_TIMING,
   ) {}
 
-  /** Starts the typing indicator. */
+  /** Starts the typing indicator; again while it runs changes nothing. */
   start(): void {
+    if (this.typingTimer) return;
     void this.outbox.typing(this.chat);
     const every = this.capabilities.typingIntervalMs;
     if (every > 0) this.typingTimer = setInterval(() => void this.outbox.typing(this.chat), every);
   }
 
+  /** What the turn is doing now, and since when. */
+  activity(): TurnActivity {
+    return { ...this.doing };
+  }
+
   /** A new model call begins: its text may stream. */
   beginReply(): void {
     this.stream = { text: '', startedAt: Date.now(), lastEditAt: 0 };
+    this.doing = { what: 'waiting for the model', since: Date.now() };
   }
 
   /** A model call that continues the reply being streamed (it was cut by the output limit): its text follows on. */
@@ -57,6 +81,7 @@ export class TurnPresenter {
   textDelta(delta: string): void {
     const stream = this.stream;
     if (!stream || this.closed) return;
+    if (!stream.text) this.doing = { what: 'writing the answer', since: Date.now() };
     stream.text += delta;
     const now = Date.now();
     const due = now - stream.startedAt >= this.timing.streamDelayMs && stream.text.length >= this.timing.streamMinChars;
@@ -85,19 +110,25 @@ export class TurnPresenter {
     }
   }
 
-  /** Tools of a batch start running. */
+  /** Tools of a batch start running (also a call that runs once approved). */
   toolsStarted(names: string[]): void {
     this.toolsUsed.push(...names);
-    this.statusText = `⚙️ Running ${names.map((name) => `\`${name}\``).join(', ')}…`;
+    const since = Date.now();
+    this.running = { names, since };
+    this.doing = { what: `running ${names.map((name) => `\`${name}\``).join(', ')}`, since };
+    this.statusText = this.runningText();
     if (this.status) {
       void this.outbox.edit(this.status, this.statusText);
+      this.tickElapsed();
       return;
     }
     clearTimeout(this.statusTimer);
     this.statusTimer = setTimeout(() => {
       if (this.closed || this.status) return;
+      this.statusText = this.runningText();
       void this.outbox.send(this.chat, this.statusText).then((sent) => {
         this.status = sent;
+        this.tickElapsed();
       });
     }, this.timing.statusDelayMs);
   }
@@ -106,6 +137,36 @@ export class TurnPresenter {
   toolsFinished(): void {
     clearTimeout(this.statusTimer);
     this.statusTimer = undefined;
+    clearTimeout(this.elapsedTimer);
+    this.elapsedTimer = undefined;
+    this.running = undefined;
+    this.doing = { what: 'thinking', since: Date.now() };
+  }
+
+  /** "⚙️ Running `x`… 12 s" for the running batch. */
+  private runningText(): string {
+    const running = this.running;
+    if (!running) return this.statusText;
+    const names = running.names.map((name) => `\`${name}\``).join(', ');
+    const seconds = Math.floor((Date.now() - running.since) / 1_000);
+    return `⚙️ Running ${names}…${seconds >= 1 ? ` ${formatElapsed(seconds)}` : ''}`;
+  }
+
+  /** Brings the shown status line's elapsed time up to date while the batch runs, no faster than the platform likes edits. */
+  private tickElapsed(): void {
+    clearTimeout(this.elapsedTimer);
+    if (!this.running || !this.status || this.closed) return;
+    const every = Math.max(ELAPSED_TICK_MS, this.capabilities.minEditIntervalMs * ELAPSED_EDIT_SPACING);
+    this.elapsedTimer = setTimeout(() => {
+      if (!this.running || !this.status || this.closed) return;
+      const text = this.runningText();
+      if (text !== this.statusText) {
+        this.statusText = text;
+        void this.outbox.edit(this.status, text);
+      }
+      this.tickElapsed();
+    }, every);
+    this.elapsedTimer.unref();
   }
 
   /**
@@ -142,5 +203,17 @@ export class TurnPresenter {
     this.closed = true;
     clearInterval(this.typingTimer);
     clearTimeout(this.statusTimer);
+    clearTimeout(this.elapsedTimer);
   }
+}
+
+/**
+ * Seconds as people say them.
+ * @example formatElapsed(75) // '1 min 15 s'
+ */
+export function formatElapsed(seconds: number): string {
+  if (seconds < 60) return `${seconds} s`;
+  const minutes = Math.floor(seconds / 60);
+  const rest = seconds % 60;
+  return rest ? `${minutes} min ${rest} s` : `${minutes} min`;
 }

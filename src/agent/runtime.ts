@@ -13,6 +13,7 @@ import { keepInInbox } from './inbox.js';
 import { InboundLimiter } from './inbound-limits.js';
 import { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
+import { formatElapsed, type TurnActivity } from './presenter.js';
 import { ThreadRunner, type RunnerContext, type StopResult } from './thread-runner.js';
 import type { TurnJournal } from './turn-journal.js';
 import { TurnEngine } from './turn.js';
@@ -278,17 +279,17 @@ export class Runtime {
         ? `waiting for ${pending.requester.name} to say whether I should go on`
         : `waiting for ${pending.requester.name} to approve \`${pending.call.name}\``
       : runner?.running
-        ? `working (step ${runner.running.iteration} of at most ${this.services.config.agent.maxToolIterations})`
+        ? workingText(runner.running.presenter.activity(), runner.running.iteration, this.services.config.agent.maxToolIterations)
         : runner?.busy
           ? 'waiting for a free slot'
           : 'idle';
-    const lines = [`State: ${state}.`, `Model: ${this.services.provider.model}.`];
+    const lines = [`State: ${state}.`, `Model: ${this.services.models.nameFor(record?.model)}.`];
     if (record) {
-      lines.push(`History: ${record.messages.length} messages over ${record.turns} turns.`);
+      lines.push(`History: ${count(record.messages.length, 'message')} over ${count(record.turns, 'turn')}.`);
       const u = record.usage;
-      lines.push(`This thread: ${u.inputTokens.toLocaleString('en-US')} in / ${u.outputTokens.toLocaleString('en-US')} out tokens, $${u.costUsd.toFixed(4)}.`);
+      lines.push(`This thread: ${u.inputTokens.toLocaleString('en-US')} in / ${u.outputTokens.toLocaleString('en-US')} out tokens, ${this.services.models.find(this.services.models.nameFor(record.model))?.price ? `$${u.costUsd.toFixed(4)}` : 'price unknown'}.`);
     }
-    if (runner?.queuedMessages) lines.push(`Messages waiting: ${runner.queuedMessages}.`);
+    if (runner?.queuedMessages) lines.push(`Waiting: ${count(runner.queuedMessages, 'message')}.`);
     return lines.join('\n');
   }
 
@@ -315,4 +316,15 @@ export function textCommand(event: InboundMessage): InboundCommand | undefined {
     args: (match[2] ?? '').trim(),
     messageId: event.messageId,
   };
+}
+
+/** "3 turns", "1 turn". */
+function count(n: number, noun: string): string {
+  return `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** What a running turn is doing, for how long, and at which step. */
+function workingText(activity: TurnActivity, step: number, maxSteps: number): string {
+  const seconds = Math.floor((Date.now() - activity.since) / 1_000);
+  return `${activity.what} for ${formatElapsed(seconds)} (step ${Math.max(step, 1)} of at most ${maxSteps})`;
 }

@@ -12,6 +12,7 @@ import type { ToolPipeline } from '../tools/types.js';
 import type { ApprovalBook } from './approval-book.js';
 import type { AgentEvents } from './events.js';
 import type { ThreadHistory } from './history.js';
+import type { ModelCatalog } from '../llm/models.js';
 import type { Outbox } from './outbox.js';
 import type { TurnJournal } from './turn-journal.js';
 import type { UsageLedger } from './usage.js';
@@ -20,7 +21,10 @@ import type { UsageLedger } from './usage.js';
 export interface AgentServices {
   config: Config;
   log: Logger;
+  /** The default model's provider. */
   provider: LlmProvider;
+  /** Every model a conversation may use (`/model`), the default among them. */
+  models: ModelCatalog;
   pipeline: ToolPipeline;
   registry: ToolRegistry;
   permissions: PermissionStore;

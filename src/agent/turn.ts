@@ -9,6 +9,7 @@ import type { ChatMessage, ToolCall } from '../llm/types.js';
 import { newApproval, type PendingApproval } from './approval-book.js';
 import type { ApprovalFlow, ApprovalResumption } from './approval-flow.js';
 import { ChatDelegate, type TurnState } from './chat-delegate.js';
+import type { TurnPresenter } from './presenter.js';
 import type { OpenTurn, ThreadRecord } from './history.js';
 import { loopStoppedMessage, roundsExhaustedMessage } from './guards/notices.js';
 import { inboxId } from './inbox.js';
@@ -99,7 +100,9 @@ export class TurnEngine {
     record.turn = openTurn(turn);
     await this.save(turn);
     const delegate = new ChatDelegate(turn, this.services);
-    const first = await this.resultFor(approval, how, delegate);
+    // The approved call shows progress like any other: typing, then a status line with its elapsed time.
+    turn.presenter.start();
+    const first = await this.resultFor(approval, how, delegate, turn.presenter);
     record.messages.push(first);
     const remaining = [...approval.deferred];
     if (how.kind !== 'approved') {
@@ -118,7 +121,9 @@ export class TurnEngine {
         return;
       }
       const call = remaining.shift()!;
+      turn.presenter.toolsStarted([call.name]);
       const result = await this.services.pipeline.run(call, delegate.toolContext());
+      turn.presenter.toolsFinished();
       delegate.reportCall(result);
       if (result.status === 'needs_approval') {
         const next = newApproval({ ...approval, call, deferred: remaining, view: result.approval, reason: undefined }, this.services.config.agent.approvalTimeoutMs);
@@ -286,12 +291,14 @@ export class TurnEngine {
     return `You have reached today's usage limit ($${this.services.config.agent.dailyCostLimitUsd.toFixed(2)}; spent $${spent.costUsd.toFixed(2)}). It resets at midnight UTC.`;
   }
 
-  private async resultFor(approval: PendingApproval, how: ApprovalResumption, delegate: ChatDelegate): Promise<ChatMessage> {
+  private async resultFor(approval: PendingApproval, how: ApprovalResumption, delegate: ChatDelegate, presenter: TurnPresenter): Promise<ChatMessage> {
     // A tool approval never resumes with a loop answer; read one as a refusal all the same.
     if (how.kind === 'loop') return toolResult(approval.call, APPROVAL_RESULTS.denied);
     if (how.kind !== 'approved') return toolResult(approval.call, APPROVAL_RESULTS[how.kind]);
     if (how.always) await this.services.permissions.set(approval.userId, approval.call.name, 'alwaysAllow');
+    presenter.toolsStarted([approval.call.name]);
     const result = await this.services.pipeline.run(approval.call, delegate.toolContext(), { approved: true });
+    presenter.toolsFinished();
     delegate.reportCall(result);
     return toolResult(approval.call, result.content);
   }

@@ -104,7 +104,9 @@ export class UsageLedger {
 }
 
 /** Formats totals for people: `1,234 in / 567 out tokens, $0.0123`. */
-export function formatUsage(totals: UsageTotals): string {
+export function formatUsage(totals: UsageTotals, options: { priceUnknown?: boolean } = {}): string {
   const cached = totals.cachedTokens ? ` (${totals.cachedTokens.toLocaleString('en-US')} cached)` : '';
-  return `${totals.inputTokens.toLocaleString('en-US')} in${cached} / ${totals.outputTokens.toLocaleString('en-US')} out tokens, $${totals.costUsd.toFixed(4)} over ${totals.calls} model call${totals.calls === 1 ? '' : 's'}`;
+  // A model without a price costs 0 in the ledger: say so rather than show $0.0000.
+  const cost = options.priceUnknown ? (totals.costUsd > 0 ? `$${totals.costUsd.toFixed(4)} plus calls of unpriced models` : 'price unknown') : `$${totals.costUsd.toFixed(4)}`;
+  return `${totals.inputTokens.toLocaleString('en-US')} in${cached} / ${totals.outputTokens.toLocaleString('en-US')} out tokens, ${cost} over ${totals.calls} model call${totals.calls === 1 ? '' : 's'}`;
 }

@@ -69,6 +69,22 @@ export const PriceSchema = z.strictObject({
   cachedInput: z.number().nonnegative().optional(),
 });
 
+/**
+ * A model people may switch a conversation to with `/model`: its name, and
+ * where it differs from `llm` its endpoint, the variable holding its key, and
+ * its price. Keys are never written in the config, only the variable's name.
+ */
+export const ModelEntrySchema = z.strictObject({
+  /** What `/model` shows and takes; also the model id sent, unless `model` is set. */
+  name: z.string().min(1).regex(/^[\w.:/@-]+$/, 'letters, digits and . : / @ _ - only'),
+  /** The model id the endpoint knows, when it differs from `name`. */
+  model: z.string().min(1).optional(),
+  baseUrl: httpUrl().optional(),
+  /** The environment variable holding this endpoint's API key (default: `llm.apiKey`). */
+  apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name, e.g. OPENROUTER_API_KEY').optional(),
+  price: PriceSchema.optional(),
+});
+
 /** The LLM endpoint (any OpenAI-compatible Chat Completions API). */
 export const LlmConfigSchema = z.strictObject({
   baseUrl: httpUrl().optional(),
@@ -82,6 +98,8 @@ export const LlmConfigSchema = z.strictObject({
   retryMaxDelayMs: z.number().int().positive().default(30_000),
   stream: z.boolean().default(true),
   prices: z.record(z.string(), PriceSchema).default({}),
+  /** Models a conversation may switch to with `/model`; `model` above is the default and always listed. */
+  models: z.array(ModelEntrySchema).default([]),
 });
 
 /** The loop guards' defaults (SPEC section 4). */

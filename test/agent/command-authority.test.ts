@@ -42,7 +42,7 @@ describe('who may run a command', () => {
     const group = testGroup('g2');
     platform.channel.command({ chat: group, sender: groupAdmin, name: 'policy', args: 'disable calculator' });
     await rig!.app.runtime.idle();
-    expect(platform.messagesIn(group).at(-1)?.text).toBe('Policy for calculator set to "disable" in this group.');
+    expect(platform.messagesIn(group).at(-1)?.text).toBe('Policy for calculator set to "disable" in this group; here it is now: disabled.');
     expect(await told(platform, groupAdmin, group, 'allow calculator global')).toMatch(/global tool policy/);
   });
 

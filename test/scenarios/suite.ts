@@ -397,6 +397,39 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       expect(h.driver.approvals(group)).toEqual([]);
     });
 
+    it('/permissions lists a tool set to Always allow and resets it: the tool asks first again', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note one');
+      await h.driver.pressApproval(dm, alice, await waitForApproval(h, dm), 'always');
+      await waitForMessage(h, dm, 'saved note "one"');
+      await h.driver.sendCommand(dm, alice, 'permissions');
+      await waitFor(() => seenBy(alice, dm).some((t) => /note_write: always allowed/.test(t)), () => `the list; seen ${JSON.stringify(seenBy(alice, dm))}`);
+      await h.driver.sendCommand(dm, alice, 'permissions', 'reset note_write');
+      await waitFor(() => seenBy(alice, dm).some((t) => /Reset: note_write/.test(t)), () => `the reset; seen ${JSON.stringify(seenBy(alice, dm))}`);
+      await h.driver.sendMessage(dm, alice, 'note two');
+      await waitForApproval(h, dm, 1);
+      expect(h.tools.notes).toEqual(['one']);
+    });
+
+    it('/model lists the models and switches this conversation; its next requests use the new model, after a restart too', async () => {
+      await start({ llm: { models: [{ name: 'fake-model' }, { name: 'other-model', price: { input: 1, output: 2 } }] } });
+      const dm = h.driver.dm(alice);
+      await h.driver.sendCommand(dm, alice, 'model');
+      await waitFor(() => seenBy(alice, dm).some((t) => /fake-model .*in use here.*price unknown/s.test(t) && /other-model.*\$1 in/s.test(t)), () => `the model list; seen ${JSON.stringify(seenBy(alice, dm))}`);
+      await h.driver.sendCommand(dm, alice, 'model', 'use other-model');
+      await waitFor(() => seenBy(alice, dm).some((t) => /now uses other-model/.test(t)), () => `the switch; seen ${JSON.stringify(seenBy(alice, dm))}`);
+      await h.driver.sendMessage(dm, alice, 'which model');
+      await waitForMessage(h, dm, 'echo: which model');
+      expect(h.llm.requests.at(-1)!.model).toBe('other-model');
+      await h.restart();
+      await h.driver.sendMessage(dm, alice, 'still the same');
+      await waitForMessage(h, dm, 'echo: still the same');
+      expect(h.llm.requests.at(-1)!.model).toBe('other-model');
+      await h.driver.sendCommand(dm, alice, 'status');
+      await waitFor(() => seenBy(alice, dm).some((t) => /Model: other-model/.test(t)), () => `the status; seen ${JSON.stringify(seenBy(alice, dm))}`);
+    });
+
     it('a tool that always needs approval offers no "always allow"', async () => {
       await start();
       const dm = h.driver.dm(alice);
