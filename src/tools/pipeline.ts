@@ -24,7 +24,7 @@ import type { PolicyStore } from './policy.js';
 import type { PipelineCore, PreparedCall } from './pipeline-core.js';
 import type { ToolRegistry } from './registry.js';
 import { approvalRequest, requirementFor } from './stages/approval-request.js';
-import { executeTool } from './stages/execute.js';
+import { executeTool, failureMessage } from './stages/execute.js';
 import { runBeforeHooks, type BeforeToolHook } from './stages/hooks.js';
 import { coerceParams, normalizeArguments, type Params } from './stages/normalize.js';
 import { createRateLimiter, rateLimitMessage, type RateLimiter } from './stages/rate-limit.js';
@@ -147,6 +147,13 @@ class CallRunner implements PipelineCore {
     // Nobody should be asked to approve a call that cannot run.
     const validation = validateParams(call.name, entry.tool.parameters, params);
     if (!validation.ok) return this.fail(trace, 'error', validation.error);
+    if (entry.tool.precheck) {
+      try {
+        await entry.tool.precheck(validation.params, ctx);
+      } catch (error) {
+        return this.fail(trace, 'rejected', failureMessage(call.name, error));
+      }
+    }
     const approval = approvalRequest(entry.tool, params, validation.params, decision.allowAlways, this.deps.redactor);
     return this.finish(trace, 'needs_approval', '', { approval });
   }

@@ -54,6 +54,12 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
   execute(params: z.infer<P>, ctx: ToolContext): Promise<string>;
   /** Plain words for an approval prompt: what this call will do. */
   describe?(params: z.infer<P>): string;
+  /**
+   * A free check of a call that needs approval, run before anyone is asked:
+   * throw ToolError to refuse it outright (nobody should approve a call that
+   * would be refused anyway). `execute` must still check for itself.
+   */
+  precheck?(params: z.infer<P>, ctx: ToolContext): Promise<void>;
   /** Parameter names whose values are redacted in prompts, logs and audit records. */
   sensitiveParams?: string[];
   /** Default 60 s. */

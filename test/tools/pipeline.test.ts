@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ToolError } from '../../src/errors.js';
 import { UNTRUSTED_NOTICE } from '../../src/safety/wrap.js';
+import { httpFetchTool } from '../../src/tools/builtin/http-fetch.js';
 import type { BeforeToolHook } from '../../src/tools/stages/hooks.js';
 import type { Tool, ToolContext } from '../../src/tools/types.js';
 import { echoTool, fakeTool, group, makeContext, makeHarness, type Harness } from './support.js';
@@ -85,6 +86,16 @@ describe('pipeline: approval decision', () => {
       approval: { allowAlways: true, displayArgs: '{\n  "user": "ann",\n  "password": "[redacted]"\n}', summary: 'Log in as ann' },
     });
     expect(seen).toEqual([]);
+  });
+
+  it('refuses a call its tool refuses before asking anyone: no prompt for an http_fetch of a private address', async () => {
+    const h = await setup([httpFetchTool({ allowHosts: [], maxBytes: 10_000, timeoutMs: 1_000, resolve: async () => [{ address: '10.0.0.7', family: 4 }] })]);
+    const refused = await h.pipeline.run(call('http_fetch', '{"url":"http://intranet.test/secrets"}'), makeContext());
+    expect(refused.status).toBe('rejected');
+    expect(refused.content).toMatch(/refusing to fetch http:\/\/intranet\.test: intranet\.test \(resolves to 10\.0\.0\.7\) is a private/);
+    expect(refused.approval).toBeUndefined();
+    const asked = await h.pipeline.run(call('http_fetch', '{"url":"http://8.8.8.8/"}'), makeContext());
+    expect(asked.status).toBe('needs_approval');
   });
 
   it('runs the call once approved, with the real sensitive value', async () => {

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { ToolError } from '../../errors.js';
 import type { Tool } from '../types.js';
 import { systemResolve, type ResolveHost } from './lib/address-policy.js';
-import { guardedGet, type HttpGetResult } from './lib/http-get.js';
+import { checkTarget, guardedGet, type HttpGetResult } from './lib/http-get.js';
 
 const parameters = z.object({
   url: z.string().min(1).max(2048).describe('The http(s) URL to GET'),
@@ -38,6 +38,8 @@ export function httpFetchTool(options: HttpFetchOptions): Tool<typeof parameters
     // The tool's own timer ends the request first, with a clearer message.
     timeoutMs: options.timeoutMs + 5_000,
     describe: ({ url }) => `Fetch ${url} (HTTP GET)`,
+    // A refused address is refused before anyone is asked to approve the fetch.
+    precheck: ({ url }) => checkTarget(url, { allowHosts: options.allowHosts, resolve: options.resolve ?? systemResolve }),
     async execute({ url }, ctx) {
       const timeout = AbortSignal.timeout(options.timeoutMs);
       const signal = AbortSignal.any([ctx.signal, timeout]);

@@ -48,6 +48,15 @@ export async function guardedGet(url: string, options: HttpGetOptions): Promise<
   }
 }
 
+/**
+ * Whether `url` may be fetched at all: a valid http(s) URL whose host is
+ * allowed or resolves only to public addresses. Throws the ToolError a fetch
+ * would. A fetch checks again (and each redirect), since DNS answers change.
+ */
+export async function checkTarget(url: string, options: Pick<HttpGetOptions, 'allowHosts' | 'resolve'>): Promise<void> {
+  await checkedAddresses(parseUrl(url), options);
+}
+
 function parseUrl(text: string): URL {
   let url: URL;
   try {
@@ -65,7 +74,7 @@ function parseUrl(text: string): URL {
  * lookup), or a ToolError naming the blocked address. Allowed hosts are
  * resolved but not checked.
  */
-async function checkedAddresses(url: URL, options: HttpGetOptions): Promise<ResolvedAddress[] | undefined> {
+async function checkedAddresses(url: URL, options: Pick<HttpGetOptions, 'allowHosts' | 'resolve'>): Promise<ResolvedAddress[] | undefined> {
   const host = bareHost(url.hostname);
   const allowed = isAllowedHost(host, options.allowHosts);
   if (ipaddr.isValid(host)) {
