@@ -430,6 +430,17 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await waitFor(() => seenBy(alice, dm).some((t) => /Model: other-model/.test(t)), () => `the status; seen ${JSON.stringify(seenBy(alice, dm))}`);
     });
 
+    it('a slow tool that runs once approved shows its progress with the elapsed time, and /status says what runs and for how long', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'danger wait 3500');
+      await h.driver.pressApproval(dm, alice, await waitForApproval(h, dm), 'approve');
+      await waitForMessage(h, dm, /Running .?danger.?… \d+ s/, 5_000);
+      await h.driver.sendCommand(dm, alice, 'status');
+      await waitFor(() => seenBy(alice, dm).some((t) => /running .?danger.? for \d+ s/.test(t)), () => `the status; seen ${JSON.stringify(seenBy(alice, dm))}`);
+      await waitForMessage(h, dm, 'danger done on wait 3500', 10_000);
+    });
+
     it('a tool that always needs approval offers no "always allow"', async () => {
       await start();
       const dm = h.driver.dm(alice);

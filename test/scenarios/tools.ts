@@ -38,6 +38,9 @@ export function scenarioTools(log: ToolLog): Tool[] {
     requiresApproval: () => 'always',
     async execute(params) {
       log.dangers.push(params.target);
+      // `wait N`: a slow action, to watch its progress once approved.
+      const wait = /^wait (\d+)$/.exec(params.target);
+      if (wait) await new Promise((resolve) => setTimeout(resolve, Number(wait[1])));
       return `danger done on ${params.target}`;
     },
   };
