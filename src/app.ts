@@ -14,6 +14,8 @@ import type { AgentServices } from './agent/services.js';
 import { UsageLedger } from './agent/usage.js';
 import type { Channel, ChannelDeps } from './channels/types.js';
 import type { Config } from './config/schema.js';
+import { JobStore } from './jobs/job-store.js';
+import { jobToolSource } from './jobs/tools.js';
 import { ModelCatalog } from './llm/models.js';
 import { OpenAiProvider } from './llm/openai-provider.js';
 import type { LlmProvider } from './llm/types.js';
@@ -133,8 +135,19 @@ export async function createApp(options: AppOptions): Promise<App> {
     outbox,
     journal: new TurnJournal(store, log),
     events,
+    jobs: new JobStore(store, log),
   };
   const runtime = new Runtime(services, channels);
+  // The job tools reach the runtime's scheduler; they are offered from the start like every source.
+  registry.addSource(
+    jobToolSource({
+      config,
+      jobs: services.jobs,
+      history: services.history,
+      scheduler: () => runtime.jobs,
+      readOnlyTools: () => registry.list().filter((tool) => tool.readOnly).map((tool) => tool.name),
+    }),
+  );
   let stopping: Promise<void> | undefined;
   const stop = async (reason: string) => {
     await runtime.shutdown(reason);

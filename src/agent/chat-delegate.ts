@@ -346,7 +346,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
 }
 
 /** A settled call as the loop detectors see it. */
-function observedCall(result: CallResult): ObservedCall {
+export function observedCall(result: CallResult): ObservedCall {
   const ok = result.status === 'ok';
   const call: ObservedCall = { name: result.call.name, arguments: result.call.arguments, ok };
   if (!ok) call.error = firstLine(result.content);

@@ -12,6 +12,9 @@ import { GLOBAL_SCOPE } from '../tools/policy.js';
 import { staticRequirement } from '../tools/requirement.js';
 import type { Permission, PolicyMode } from '../tools/types.js';
 import { Authority } from './authority.js';
+import type { JobRecord } from '../jobs/job.js';
+import { jobStatusLine } from '../jobs/progress.js';
+import type { JobScheduler } from '../jobs/scheduler.js';
 import { zeroUsage } from './history.js';
 import type { AgentServices } from './services.js';
 import type { StopResult } from './thread-runner.js';
@@ -21,6 +24,9 @@ import { formatUsage } from './usage.js';
 const SCOPE_ARG: CommandArg = { name: 'scope', description: 'Where the policy applies (default: here)', kind: 'choice', choices: ['here', 'global'] };
 /** A tool, suggested from the registry's names. */
 const TOOL_ARG: CommandArg = { name: 'tool', description: 'Tool name', kind: 'word', complete: 'tool', required: true };
+
+/** A background job's id. */
+const JOB_ARG: CommandArg = { name: 'id', description: 'Job id (from /jobs)', kind: 'word', required: true };
 
 /** Every command pincer knows: help, parsing and every platform's registration come from this table. */
 export const COMMANDS: CommandSpec[] = [
@@ -68,6 +74,17 @@ export const COMMANDS: CommandSpec[] = [
       },
     ],
   },
+  {
+    name: 'jobs',
+    description: 'Your background jobs (admins: every job here)',
+    defaultSub: 'list',
+    subcommands: [
+      { name: 'list', description: 'List the jobs' },
+      { name: 'show', description: 'Show one job', args: [JOB_ARG] },
+      { name: 'cancel', description: 'Cancel a job that has not ended', args: [JOB_ARG] },
+      { name: 'retry', description: 'Run an ended job again', args: [JOB_ARG] },
+    ],
+  },
   { name: 'help', description: 'List the commands', aliases: ['start'] },
   { name: 'shutdown', description: 'Shut the bot down (owners)', who: 'owner' },
 ];
@@ -86,6 +103,8 @@ export interface CommandHost {
   /** A human-readable state of the thread. */
   describeThread(key: string): Promise<string>;
   shutdown(reason: string): void;
+  /** The background jobs. */
+  jobs(): JobScheduler;
 }
 
 /** The canonical name of a command, or undefined when unknown. */
@@ -164,6 +183,8 @@ export class CommandHandler {
         return this.permissions(event, parsed);
       case 'model':
         return this.model(event, parsed, key);
+      case 'jobs':
+        return this.jobs(event, parsed);
       case 'shutdown':
         this.host.shutdown(`/shutdown by ${event.sender.name}`);
         return 'Shutting down.';
@@ -251,6 +272,29 @@ export class CommandHandler {
     return action === 'reset'
       ? `Policy for ${tool} reset ${where}; here it is now: ${how}.`
       : `Policy for ${tool} set to "${action}" ${where}; here it is now: ${how}.`;
+  }
+
+  /** Lists, shows, cancels or retries jobs: people their own; admins of a chat every job created in its scope. */
+  private async jobs(event: InboundCommand, parsed: ParsedCommand): Promise<string | { text: string; private: boolean }> {
+    const userId = qualifiedUserId(event.chat.channel, event.sender.id);
+    const admin = await this.authority.isChatAdmin(event.chat, event.sender.id);
+    const visible = (job: JobRecord) => job.owner === userId || (admin && job.origin.scope === event.chat.scope);
+    if ((parsed.sub ?? 'list') === 'list') {
+      const jobs = (await this.services.jobs.list(admin ? { scope: event.chat.scope } : { owner: userId })).filter(visible).slice(0, 20);
+      if (!jobs.length) return 'No jobs here. Ask me to do something in the background and I will start one.';
+      return `Jobs:\n${jobs.map((job) => `• ${jobStatusLine(job)}${job.owner === userId ? '' : ` (${job.ownerName})`}`).join('\n')}`;
+    }
+    const id = String(parsed.args.id).trim();
+    const job = await this.services.jobs.get(id);
+    if (!job || !visible(job)) return { text: `There is no job ${id} of yours here. /jobs lists them.`, private: true };
+    switch (parsed.sub) {
+      case 'show':
+        return [jobStatusLine(job), `Goal: ${job.goal}`, `Tools without asking: ${job.tools.join(', ') || 'none'}`, ...(job.result ? [`Result: ${job.result}`] : [])].join('\n');
+      case 'cancel':
+        return (await this.host.jobs().cancel(id, event.sender.name)).message;
+      default:
+        return (await this.host.jobs().retry(id)).message;
+    }
   }
 
   /** Lists the models, or switches this conversation's (persisted in its record; the next turn uses it). */

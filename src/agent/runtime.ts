@@ -13,6 +13,7 @@ import { keepInInbox } from './inbox.js';
 import { InboundLimiter } from './inbound-limits.js';
 import { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
+import { JobScheduler, jobIdOfThread } from '../jobs/scheduler.js';
 import { formatElapsed, type TurnActivity } from './presenter.js';
 import { ThreadRunner, type RunnerContext, type StopResult } from './thread-runner.js';
 import type { TurnJournal } from './turn-journal.js';
@@ -29,6 +30,8 @@ export class Runtime {
   private readonly journal: TurnJournal;
   private readonly runnerContext: RunnerContext;
   private readonly approvals: ApprovalFlow;
+  /** Background jobs. */
+  readonly jobs: JobScheduler;
   private readonly inflight = new Set<Promise<unknown>>();
   private stopping: Promise<void> | undefined;
   private resolveDone!: (reason: string) => void;
@@ -42,8 +45,22 @@ export class Runtime {
     for (const channel of channels) this.channels.set(channel.name, channel);
     const { agent } = services.config;
     this.slots = new FairSemaphore(agent.maxConcurrentTurns);
-    // An ended question resumes the turn that asked it, in its thread's runner.
-    this.approvals = new ApprovalFlow(services, (approval, how) => this.runnerFor(approval.threadKey, approval.chat).resume(approval, how), (work) => this.track(work));
+    // An ended question resumes the work that asked it: a job, or the turn in its thread's runner.
+    this.approvals = new ApprovalFlow(
+      services,
+      (approval, how) => {
+        if (jobIdOfThread(approval.threadKey)) this.track(this.jobs.resume(approval, how));
+        else this.runnerFor(approval.threadKey, approval.chat).resume(approval, how);
+      },
+      (work) => this.track(work),
+    );
+    this.jobs = new JobScheduler(services, services.jobs, {
+      ask: (approval) => this.approvals.ask(approval),
+      cancelQuestion: async (threadKey, by) => {
+        const ended = await this.approvals.cancel(threadKey, by);
+        if (ended) await this.approvals.showOutcome(ended);
+      },
+    });
     this.engine = new TurnEngine(services, this.approvals);
     this.journal = services.journal;
     this.runnerContext = {
@@ -67,6 +84,7 @@ export class Runtime {
       threadIdle: async (key) => this.runners.get(key)?.idle(),
       describeThread: (key) => this.describeThread(key),
       shutdown: (reason) => void this.shutdown(reason),
+      jobs: () => this.jobs,
     });
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
@@ -94,6 +112,7 @@ export class Runtime {
     if (!started.length) throw new ChannelError('pincer', 'no channel could be started');
     await this.approvals.restore();
     await this.recover();
+    await this.jobs.start();
     void Promise.all(started.map((channel) => this.consume(channel))).then(() => this.shutdown('every channel stream ended'));
   }
 
@@ -168,7 +187,8 @@ export class Runtime {
     this.approvals.close();
     for (const runner of this.runners.values()) runner.close();
     const deadline = new Promise((resolve) => setTimeout(resolve, config.agent.shutdownTimeoutMs).unref());
-    await Promise.race([this.idle(), deadline]);
+    // Running jobs stop where they are and resume at the next start.
+    await Promise.race([Promise.all([this.idle(), this.jobs.stop()]), deadline]);
     await Promise.race([Promise.allSettled([...this.channels.values()].map((channel) => channel.stop())), deadline]);
     // Messages that arrived while the channels were closing are kept for the next run.
     await Promise.race([Promise.allSettled([...this.inflight]), deadline]);

@@ -12,6 +12,7 @@ import type { ToolPipeline } from '../tools/types.js';
 import type { ApprovalBook } from './approval-book.js';
 import type { AgentEvents } from './events.js';
 import type { ThreadHistory } from './history.js';
+import type { JobStore } from '../jobs/job-store.js';
 import type { ModelCatalog } from '../llm/models.js';
 import type { Outbox } from './outbox.js';
 import type { TurnJournal } from './turn-journal.js';
@@ -37,4 +38,6 @@ export interface AgentServices {
   journal: TurnJournal;
   /** What happens, for metrics and progress displays to follow. */
   events: AgentEvents;
+  /** Background jobs' records. */
+  jobs: JobStore;
 }

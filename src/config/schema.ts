@@ -85,6 +85,19 @@ export const ModelEntrySchema = z.strictObject({
   price: PriceSchema.optional(),
 });
 
+/** Background jobs (SPEC section 12). */
+export const JobsConfigSchema = z.strictObject({
+  /** Jobs running at once; more wait their turn. */
+  maxParallel: z.number().int().min(1).max(1_000).default(4),
+  /** Whether a job's call outside its allowed tools asks its owner (in a DM) instead of being refused. */
+  askOwner: z.boolean().default(true),
+  /** Repairs of a stuck job (one that timed out) before it fails. */
+  maxRepairAttempts: z.number().int().min(0).max(10).default(2),
+  /** Defaults of `create_job`'s `maxIterations` and `timeoutMinutes`. */
+  maxIterations: z.number().int().min(1).max(500).default(30),
+  timeoutMinutes: z.number().positive().max(24 * 60).default(30),
+});
+
 /** The LLM endpoint (any OpenAI-compatible Chat Completions API). */
 export const LlmConfigSchema = z.strictObject({
   baseUrl: httpUrl().optional(),
@@ -235,6 +248,7 @@ export const ConfigSchema = z.strictObject({
   llm: LlmConfigSchema.default(LlmConfigSchema.parse({})),
   agent: AgentConfigSchema.default(AgentConfigSchema.parse({})),
   tools: ToolsConfigSchema.default(ToolsConfigSchema.parse({})),
+  jobs: JobsConfigSchema.default(JobsConfigSchema.parse({})),
   terminal: z
     .strictObject({ enabled: z.enum(['auto', 'on', 'off']).default('auto'), userName: z.string().default('owner') })
     .default({ enabled: 'auto', userName: 'owner' }),

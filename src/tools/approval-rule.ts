@@ -13,6 +13,11 @@ export const AUTONOMOUS_WILDCARD = '*';
  * creating jobs, changing policy or permissions, reading secrets, installing tools.
  */
 export const DEFAULT_AUTONOMOUS_DENYLIST: ReadonlySet<string> = new Set([
+  'create_job',
+  'cancel_job',
+  'job_message',
+  'schedule',
+  'cancel_schedule',
   'job_create',
   'job_cancel',
   'routine_create',
@@ -68,6 +73,7 @@ export function isHidden(input: VisibilityInput): boolean {
   if (input.policy === 'disable' || input.permission === 'disabled') return true;
   const { context } = input;
   if (context.kind !== 'autonomous') return false;
+  if (context.askOwner) return isDenylisted(input.tool, context);
   const explicitOnly = input.requirement === 'always' || input.policy === 'ask';
   return isDenylisted(input.tool, context) || !isAllowedByName(input.tool, context.allowed, !explicitOnly);
 }
@@ -87,6 +93,8 @@ function decideAutonomous(input: ApprovalInput, context: Extract<ApprovalContext
   // Nobody is there to approve, so a tool that must always be approved runs only when named explicitly.
   const explicitOnly = mustAskEachTime(input);
   if (isAllowedByName(input.tool, context.allowed, !explicitOnly)) return { kind: 'run' };
+  // Outside the allowed set: the owner may be asked, once per call.
+  if (context.askOwner) return { kind: 'ask', allowAlways: false };
   if (explicitOnly && context.allowed.has(AUTONOMOUS_WILDCARD)) {
     return reject(`"${input.tool}" needs a person's approval and is not explicitly allowed in this background job.`);
   }

@@ -19,7 +19,12 @@ export type ChatKind = 'dm' | 'group';
  */
 export type ApprovalContext =
   | { kind: 'chat'; chatKind: ChatKind }
-  | { kind: 'autonomous'; allowed: ReadonlySet<string>; denylist?: ReadonlySet<string> };
+  /**
+   * A background job: `allowed` tools run without asking. With `askOwner`, a
+   * call outside them that a person may approve is asked of the job's owner
+   * (the job waits); without it, such a call is refused.
+   */
+  | { kind: 'autonomous'; allowed: ReadonlySet<string>; denylist?: ReadonlySet<string>; askOwner?: boolean };
 
 /** Who calls a tool, from where. */
 export interface ToolContext {

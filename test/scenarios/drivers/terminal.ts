@@ -62,6 +62,11 @@ class ScreenReader {
     });
   }
 
+  /** Marks every prompt still waiting as gone (its process ended). */
+  abandonOpenPrompts(): void {
+    for (const prompt of this.prompts) prompt.outcome ??= '(no longer answerable)';
+  }
+
   private read(chunk: string): void {
     this.transcript += chunk;
     if (this.open) {
@@ -135,6 +140,8 @@ export function createTerminalDriver(): ScenarioDriver {
       await latest?.stop();
     },
     createChannel(deps: ChannelDeps, _setup?: ChannelSetup) {
+      // A prompt of the previous process takes no more answers: nothing reads the keyboard for it.
+      screen.abandonOpenPrompts();
       keyboard = new PassThrough();
       latest = new TerminalChannel({ input: keyboard, output: screen.stream(), userName: person.name, userId: person.id, color: false }, deps);
       return latest;

@@ -1,0 +1,167 @@
+/**
+ * The job delegate (seed 001's `JobDelegate`): how the shared loop runs a
+ * background job. Its model is offered the tools its owner could use in a DM;
+ * calls run in the autonomous approval context (the job's allowed tools run,
+ * meta tools never do, anything else asks the owner or is refused). A text
+ * reply ends the run only when it says the goal is reached (see
+ * completion.ts); otherwise the job goes on. Every model and tool call is
+ * journaled in the job's record before it starts and after it returns, so a
+ * restart knows what ran.
+ */
+import { observedCall } from '../agent/chat-delegate.js';
+import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from '../agent/loop.js';
+import type { AgentServices } from '../agent/services.js';
+import { DEFAULT_AUTONOMOUS_DENYLIST } from '../tools/approval-rule.js';
+import type { CallResult, ToolContext } from '../tools/types.js';
+import type { LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
+import { completionSignal } from './completion.js';
+import { finishStep, journalStep, type JobRecord } from './job.js';
+
+/** A call the job may not run on its own, waiting for its owner. */
+export interface JobApprovalNeed {
+  calls: CallResult[];
+  /** The model's words before the calls. */
+  reason: string;
+}
+
+/** What the delegate needs from the worker running it. */
+export interface JobRunControl {
+  signal: AbortSignal;
+  /** The owner's messages that arrived (`job_message`), taken once. */
+  takeMessages(): Promise<string[]>;
+  /** Persists the job's record (journal and conversation) now. */
+  save(): Promise<void>;
+  /** What the job is doing, for its status line. */
+  activity(what: string): void;
+  /** Whether calls outside the allowed tools may ask the owner (`jobs.askOwner`). */
+  askOwner: boolean;
+}
+
+/** The system prompt of a job. */
+export function jobSystemPrompt(job: JobRecord, agentName: string, now = new Date()): string {
+  return [
+    `You are ${agentName}, working on a background job for ${job.ownerName}. Nobody is watching the conversation: work on your own until the goal is reached.`,
+    `Today is ${now.toISOString().slice(0, 10)} (UTC time ${now.toISOString().slice(11, 16)}).`,
+    `Job: ${job.title}`,
+    `Goal: ${job.goal}`,
+    'Use the tools you are given. When the goal is reached, reply with a short final report that begins with "DONE:".',
+    'If the goal cannot be reached, reply with the reason, beginning with "FAILED:". Any other reply means you are still working.',
+  ].join('\n');
+}
+
+/** Runs one job's model conversation on the shared loop. */
+export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
+  private offered: { revision: string; tools: ToolDefinition[] } | undefined;
+
+  constructor(
+    private readonly job: JobRecord,
+    private readonly services: AgentServices,
+    private readonly control: JobRunControl,
+  ) {}
+
+  /** The autonomous tool context of this job. */
+  toolContext(): ToolContext {
+    const { job } = this;
+    return {
+      userId: job.owner,
+      userName: job.ownerName,
+      threadKey: `job:${job.id}`,
+      channel: job.origin.channel,
+      scope: job.origin.scope,
+      approval: { kind: 'autonomous', allowed: new Set(job.tools), askOwner: this.control.askOwner },
+      signal: this.control.signal,
+      log: this.services.log,
+    };
+  }
+
+  isStopped(): boolean {
+    return this.control.signal.aborted;
+  }
+
+  async checkSignals(): Promise<LoopSignal> {
+    if (this.isStopped()) return { type: 'stop' };
+    const messages = await this.control.takeMessages();
+    if (!messages.length) return { type: 'continue' };
+    return { type: 'inject', messages: messages.map((text) => ({ role: 'user', content: `${this.job.ownerName} says: ${text}` })) };
+  }
+
+  async beforeLlmCall(ctx: LoopContext, iteration: number): Promise<LoopOutcome<JobApprovalNeed> | undefined> {
+    const limit = this.services.config.agent.dailyCostLimitUsd;
+    if (limit > 0 && (await this.services.usage.userToday(this.job.owner)).costUsd >= limit) {
+      return { type: 'failure', reason: `${this.job.ownerName} reached today's usage limit ($${limit.toFixed(2)})` };
+    }
+    ctx.tools = await this.currentTools();
+    if (iteration >= this.job.maxIterations) ctx.forceText = true;
+    ctx.messages[0] = { role: 'system', content: jobSystemPrompt(this.job, this.services.config.agent.name) };
+    return undefined;
+  }
+
+  async callLlm(ctx: LoopContext): Promise<LlmResponse> {
+    this.control.activity('thinking');
+    const step = journalStep(this.job, { kind: 'model', status: 'started' });
+    const response = await this.services.models.providerFor(undefined).complete({
+      messages: ctx.messages,
+      ...(ctx.forceText || !ctx.tools.length ? {} : { tools: ctx.tools }),
+      signal: this.control.signal,
+    });
+    finishStep(this.job, step, 'done');
+    // The owner pays for their job: its calls count toward their usage and ceiling.
+    await this.services.usage.record(this.job.owner, response);
+    return response;
+  }
+
+  handleTextResponse(text: string, _response: LlmResponse, ctx: LoopContext): TextAction<JobApprovalNeed> {
+    const signal = completionSignal(text);
+    if (signal.kind === 'done') return { action: 'return', outcome: { type: 'response', text: signal.report } };
+    if (signal.kind === 'failed') return { action: 'return', outcome: { type: 'failure', reason: signal.reason } };
+    ctx.messages.push({ role: 'assistant', content: text }, { role: 'user', content: KEEP_GOING });
+    return { action: 'continue' };
+  }
+
+  async executeToolCalls(calls: ToolCall[], content: string, ctx: LoopContext): Promise<BatchOutcome<JobApprovalNeed>> {
+    ctx.messages.push({ role: 'assistant', content: content || null, toolCalls: calls });
+    const steps = new Map(calls.map((call) => [call.id, journalStep(this.job, { kind: 'tool', tool: call.name, callId: call.id, status: 'started' })]));
+    // Journaled before any call runs: after a crash a started call is reported as interrupted, not run again.
+    this.job.messages = ctx.messages.slice(1);
+    await this.control.save();
+    this.control.activity(`running ${calls.map((call) => `\`${call.name}\``).join(', ')}`);
+    const results = await this.services.pipeline.runBatch(calls, this.toolContext());
+    if (this.control.signal.aborted) {
+      // Stopped mid-call (a restart, a timeout): the next run must not take the call for a plain failure.
+      const why = this.control.signal.reason === 'timeout' ? 'the job ran out of time' : 'the bot was stopping';
+      for (const result of results) {
+        if (result.status !== 'ok') result.content = `Error: this call was interrupted (${why}); it was not run again. Check whether it took effect before relying on it.`;
+      }
+    }
+    for (const result of results) {
+      finishStep(this.job, steps.get(result.call.id)!, result.status === 'ok' ? 'done' : 'failed');
+      this.services.events.emit('tool.call', { thread: `job:${this.job.id}`, tool: result.call.name, status: result.status, durationMs: result.durationMs });
+    }
+    const waiting = results.filter((result) => result.status === 'needs_approval');
+    for (const result of results) {
+      if (result.status !== 'needs_approval') ctx.messages.push({ role: 'tool', toolCallId: result.call.id, content: result.content });
+    }
+    const settled = results.filter((result) => result.status !== 'needs_approval');
+    const batch = {
+      allFailed: settled.length > 0 && settled.every((r) => r.status === 'error' || r.status === 'rejected'),
+      allSucceeded: settled.length > 0 && settled.every((r) => r.status === 'ok'),
+      calls: settled.map(observedCall),
+    };
+    if (!waiting.length) return batch;
+    return { ...batch, outcome: { type: 'need_approval', pending: { calls: waiting, reason: content } } };
+  }
+
+  /** Tools the owner could use in a DM, less those a job never runs. */
+  private async currentTools(): Promise<ToolDefinition[]> {
+    const { policy, permissions, pipeline, registry } = this.services;
+    const revision = `${policy.revision()}:${permissions.revision()}:${registry.revision()}`;
+    if (this.offered?.revision !== revision) {
+      const dm = await pipeline.definitions({ userId: this.job.owner, scope: this.job.origin.scope, approval: { kind: 'chat', chatKind: 'dm' } });
+      this.offered = { revision, tools: dm.filter((tool) => !DEFAULT_AUTONOMOUS_DENYLIST.has(tool.name)) };
+    }
+    return this.offered.tools;
+  }
+}
+
+/** What the job's model is told after a reply that neither finishes nor calls a tool. */
+export const KEEP_GOING = 'Continue with the job. When the goal is reached, reply with your final report beginning with "DONE:"; if it cannot be reached, begin with "FAILED:".';

@@ -1,0 +1,137 @@
+/**
+ * A background job (SPEC section 12): work that goes on after the turn that
+ * asked for it. The record is everything a worker needs to run it, and to
+ * resume it after a restart: its conversation with the model and a journal of
+ * its steps. Its state changes only along the transition table below.
+ */
+import { z } from 'zod';
+import { ChatMessageSchema, ChatRecordSchema } from '../agent/history.js';
+
+/** Where a job is in its life. */
+export const JOB_STATES = ['pending', 'in_progress', 'waiting_approval', 'completed', 'failed', 'stuck', 'cancelled'] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+/** States a job never leaves. */
+export const FINAL_STATES: ReadonlySet<JobState> = new Set(['completed', 'failed', 'cancelled']);
+
+/**
+ * The legal transitions (SPEC 12): `pending` starts; `in_progress` and
+ * `waiting_approval` go back and forth; a running job ends completed, failed,
+ * stuck or cancelled; a stuck one is repaired (back to `in_progress`) or fails.
+ * A pending or waiting job may be cancelled or fail (it cannot start, its
+ * approval cannot be asked) without running again.
+ */
+export const JOB_TRANSITIONS: Readonly<Record<JobState, readonly JobState[]>> = {
+  pending: ['in_progress', 'cancelled', 'failed'],
+  in_progress: ['waiting_approval', 'completed', 'failed', 'stuck', 'cancelled'],
+  waiting_approval: ['in_progress', 'cancelled', 'failed'],
+  stuck: ['in_progress', 'failed', 'cancelled'],
+  completed: [],
+  failed: [],
+  cancelled: [],
+};
+
+/** Whether a job in `from` may go to `to`. */
+export function canTransition(from: JobState, to: JobState): boolean {
+  return JOB_TRANSITIONS[from].includes(to);
+}
+
+/** One journaled step: a model call or a tool call, started and (once it returned) done. */
+export const JobStepSchema = z.object({
+  n: z.number().int(),
+  kind: z.enum(['model', 'tool', 'plan', 'check']),
+  /** The tool's name and call id, for a tool step. */
+  tool: z.string().optional(),
+  callId: z.string().optional(),
+  status: z.enum(['started', 'done', 'failed', 'interrupted']),
+  at: z.number(),
+});
+export type JobStep = z.infer<typeof JobStepSchema>;
+
+/** Steps kept in the record; older ones are only counted. */
+export const MAX_JOURNALED_STEPS = 200;
+
+/** The stored job. */
+export const JobRecordSchema = z.object({
+  id: z.string(),
+  title: z.string(),
+  goal: z.string(),
+  /** Qualified id of the person whose job it is (`telegram:42`), and their name. */
+  owner: z.string(),
+  ownerName: z.string(),
+  /** The conversation it was created in: its status and result go there. */
+  origin: ChatRecordSchema,
+  /** Tools it may use without asking (`*`: every tool that does not always need a person). */
+  tools: z.array(z.string()),
+  plan: z.boolean(),
+  maxIterations: z.number().int().positive(),
+  timeoutMs: z.number().int().positive(),
+  state: z.enum(JOB_STATES),
+  /** What it achieved (completed) or why it ended otherwise. */
+  result: z.string().optional(),
+  repairAttempts: z.number().int().nonnegative(),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  startedAt: z.number().optional(),
+  finishedAt: z.number().optional(),
+  /** The job's conversation with the model (the system prompt is rebuilt on each run). */
+  messages: z.array(ChatMessageSchema),
+  /** The step journal, newest last, and how many steps ran in all. */
+  steps: z.array(JobStepSchema),
+  stepCount: z.number().int().nonnegative(),
+  /** Messages from the owner (`job_message`) not yet read by the job. */
+  inbox: z.array(z.string()),
+  /** The job's status message in its origin conversation. */
+  statusMessage: z.object({ ids: z.array(z.string()) }).optional(),
+  /** What the job is doing now, for its status line. */
+  activity: z.string().optional(),
+});
+export type JobRecord = z.infer<typeof JobRecordSchema>;
+
+/** What someone asks for when they create a job. */
+export interface JobRequest {
+  title: string;
+  goal: string;
+  owner: string;
+  ownerName: string;
+  origin: JobRecord['origin'];
+  tools: string[];
+  plan: boolean;
+  maxIterations: number;
+  timeoutMs: number;
+}
+
+/** A new pending job. */
+export function newJob(id: string, request: JobRequest, now = Date.now()): JobRecord {
+  return {
+    id,
+    ...request,
+    state: 'pending',
+    repairAttempts: 0,
+    createdAt: now,
+    updatedAt: now,
+    messages: [],
+    steps: [],
+    stepCount: 0,
+    inbox: [],
+  };
+}
+
+/** Appends a step to the journal, keeping it bounded; returns its number. */
+export function journalStep(job: JobRecord, step: Omit<JobStep, 'n' | 'at'>, now = Date.now()): number {
+  job.stepCount += 1;
+  job.steps.push({ ...step, n: job.stepCount, at: now });
+  if (job.steps.length > MAX_JOURNALED_STEPS) job.steps.splice(0, job.steps.length - MAX_JOURNALED_STEPS);
+  return job.stepCount;
+}
+
+/** Marks a journaled step as finished. */
+export function finishStep(job: JobRecord, n: number, status: JobStep['status']): void {
+  const step = job.steps.find((candidate) => candidate.n === n);
+  if (step) step.status = status;
+}
+
+/** Tool calls journaled as started and never finished: a crash came in between. */
+export function unfinishedToolSteps(job: JobRecord): JobStep[] {
+  return job.steps.filter((step) => step.kind === 'tool' && step.status === 'started');
+}

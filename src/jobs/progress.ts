@@ -1,0 +1,95 @@
+/**
+ * What a job shows in the conversation it was created in: one status message,
+ * edited as it goes (state, step, what it is doing, elapsed time), then a
+ * final message with the result or why it ended.
+ */
+import type { Outbox } from '../agent/outbox.js';
+import { formatElapsed } from '../agent/presenter.js';
+import type { ChatAddress, SentMessage } from '../channels/types.js';
+import type { JobRecord, JobState } from './job.js';
+
+/** Status edits of one job are at least this far apart, unless its state changes. */
+const EDIT_SPACING_MS = 5_000;
+
+const STATE_WORDS: Record<JobState, string> = {
+  pending: 'waiting to start',
+  in_progress: 'working',
+  waiting_approval: 'waiting for your approval',
+  completed: 'done',
+  failed: 'failed',
+  stuck: 'stuck (timed out), repairing',
+  cancelled: 'cancelled',
+};
+
+const STATE_MARKS: Record<JobState, string> = {
+  pending: '🕒',
+  in_progress: '🛠️',
+  waiting_approval: '✋',
+  completed: '✅',
+  failed: '❌',
+  stuck: '⚠️',
+  cancelled: '🚫',
+};
+
+/** The status line of a job. */
+export function jobStatusLine(job: JobRecord, now = Date.now()): string {
+  const parts = [`${STATE_MARKS[job.state]} Job ${job.id} "${job.title}": ${STATE_WORDS[job.state]}`];
+  if (job.state === 'in_progress') {
+    if (job.stepCount) parts.push(`step ${job.stepCount}`);
+    if (job.activity) parts.push(job.activity);
+  }
+  if (job.startedAt && !job.finishedAt) parts.push(formatElapsed(Math.floor((now - job.startedAt) / 1_000)));
+  return parts.join(' · ');
+}
+
+/** The message a finished job leaves in its conversation. */
+export function jobFinalMessage(job: JobRecord): string {
+  const head = `${STATE_MARKS[job.state]} Job ${job.id} "${job.title}"`;
+  if (job.state === 'completed') return `${head} is done.\n\n${job.result ?? ''}`.trimEnd();
+  if (job.state === 'cancelled') return `${head} was cancelled${job.result ? `: ${job.result}` : '.'}`;
+  return `${head} failed: ${job.result ?? 'no reason given'}.`;
+}
+
+/** Keeps one job's status message up to date. */
+export class JobProgress {
+  private message: SentMessage | undefined;
+  private lastEditAt = 0;
+  private lastState: JobState | undefined;
+  private lastText = '';
+  private pending: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly outbox: Outbox,
+    private readonly chat: ChatAddress,
+    message?: { ids: string[] },
+  ) {
+    if (message?.ids.length) this.message = { chat, ids: message.ids };
+  }
+
+  /** The status message, once sent (to be kept in the job's record). */
+  get sent(): { ids: string[] } | undefined {
+    return this.message ? { ids: [...this.message.ids] } : undefined;
+  }
+
+  /** Shows the job's state; edits are spaced unless the state changed or `force` is set. */
+  update(job: JobRecord, force = false): Promise<void> {
+    const now = Date.now();
+    const changed = job.state !== this.lastState;
+    if (!force && !changed && now - this.lastEditAt < EDIT_SPACING_MS) return this.pending;
+    const text = jobStatusLine(job, now);
+    if (text === this.lastText) return this.pending;
+    this.lastEditAt = now;
+    this.lastState = job.state;
+    this.lastText = text;
+    this.pending = this.pending.then(async () => {
+      this.message = this.message ? await this.outbox.edit(this.message, text) : await this.outbox.send(this.chat, text);
+    });
+    return this.pending;
+  }
+
+  /** The final status, then a new message with the result (a new message notifies; an edit does not). */
+  async finish(job: JobRecord): Promise<void> {
+    await this.update(job, true);
+    await this.outbox.send(this.chat, jobFinalMessage(job));
+  }
+}

@@ -1,0 +1,427 @@
+/**
+ * The job scheduler and its workers (seed 003): dispatch persists a job
+ * before it is scheduled; at most `jobs.maxParallel` run at once, the others
+ * wait in order; each running job has a worker with a message channel (stop,
+ * a message from its owner); finished workers are dropped.
+ *
+ * A worker runs the job's conversation on the shared loop with a
+ * {@link JobDelegate} until the model reports the goal reached, the job fails,
+ * is cancelled, or its time runs out: then it is `stuck` and repaired (run
+ * again with a note) at most `jobs.maxRepairAttempts` times before it fails.
+ * A call the job may not make on its own pauses it (`waiting_approval`) and
+ * asks its owner in the DM it was created in; the answer resumes it.
+ *
+ * Restart: pending and stuck jobs are scheduled again; running ones resume
+ * from their saved conversation, a tool call journaled as started and never
+ * finished reported to the model as interrupted (not run again); a job waiting
+ * for its owner keeps waiting (its question survives in the approval book).
+ */
+import { newApproval, type PendingApproval } from '../agent/approval-book.js';
+import type { ApprovalResumption } from '../agent/approval-flow.js';
+import { DEFAULT_LOOP_CONFIG, runAgenticLoop, type LoopContext, type LoopOutcome } from '../agent/loop.js';
+import type { AgentServices } from '../agent/services.js';
+import { failureMessage } from '../agent/turn.js';
+import type { ChatInfo } from '../channels/types.js';
+import type { Config } from '../config/schema.js';
+import type { ChatMessage, ToolCall } from '../llm/types.js';
+import { JobDelegate, type JobApprovalNeed } from './delegate.js';
+import { FINAL_STATES, unfinishedToolSteps, type JobRecord, type JobRequest } from './job.js';
+import type { JobStore } from './job-store.js';
+import { JobProgress } from './progress.js';
+
+/** Why a worker was stopped. */
+type StopReason = 'cancel' | 'timeout' | 'shutdown';
+
+/** What a tool result says about a call that a restart interrupted. */
+export const INTERRUPTED_RESULT = 'Error: this call was interrupted by a restart of the bot; it was not run again. Check whether it took effect before relying on it.';
+
+/** Tool results for an approval that did not approve. */
+const NOT_APPROVED: Record<Exclude<ApprovalResumption['kind'], 'approved'>, string> = {
+  denied: 'Not run: the job\'s owner denied this call.',
+  expired: 'Not run: the approval request expired, which counts as a denial.',
+  superseded: 'Not run: the job\'s owner did not approve this call.',
+  loop: 'Not run: the job\'s owner did not approve this call.',
+};
+
+/** How the scheduler asks the job's owner (the approval flow), and where it tracks background work. */
+export interface JobHost {
+  /** Shows the question; false when it could not be shown. */
+  ask(approval: PendingApproval): Promise<boolean>;
+  /** Ends a job's open question (the job was cancelled). */
+  cancelQuestion(threadKey: string, by: string): Promise<void>;
+}
+
+interface Worker {
+  abort: AbortController;
+  done: Promise<void>;
+}
+
+/** The key of a job's questions in the approval book. */
+export function jobThreadKey(jobId: string): string {
+  return `job:${jobId}`;
+}
+
+/** The job id in a question's thread key, or undefined for a chat thread. */
+export function jobIdOfThread(threadKey: string): string | undefined {
+  return threadKey.startsWith('job:') ? threadKey.slice(4) : undefined;
+}
+
+/** Runs background jobs. */
+export class JobScheduler {
+  private readonly workers = new Map<string, Worker>();
+  private readonly queue: string[] = [];
+  private readonly queued = new Set<string>();
+  private readonly progress = new Map<string, JobProgress>();
+  /** Jobs to run again once their current worker has finished (a repair, a refused question). */
+  private readonly again = new Set<string>();
+  private closed = false;
+
+  constructor(
+    private readonly services: AgentServices,
+    private readonly jobs: JobStore,
+    private readonly host: JobHost,
+  ) {}
+
+  private get config(): Config['jobs'] {
+    return this.services.config.jobs;
+  }
+
+  /** Jobs running now, and waiting for a slot. */
+  get load(): { running: number; queued: number } {
+    return { running: this.workers.size, queued: this.queue.length };
+  }
+
+  /** Picks up the jobs the previous process left unfinished. */
+  async start(): Promise<void> {
+    for (const job of await this.jobs.unfinished()) {
+      if (job.state === 'waiting_approval') continue;
+      if (job.state === 'in_progress') await this.markInterrupted(job.id);
+      this.schedule(job.id);
+    }
+  }
+
+  /** Stops every worker; running jobs stay `in_progress` and resume at the next start. */
+  async stop(): Promise<void> {
+    this.closed = true;
+    this.queue.length = 0;
+    this.queued.clear();
+    const running = [...this.workers.values()];
+    for (const worker of running) worker.abort.abort('shutdown' satisfies StopReason);
+    await Promise.all(running.map((worker) => worker.done));
+  }
+
+  /** Creates a job: persisted as `pending` first, then scheduled. */
+  async create(request: JobRequest): Promise<JobRecord> {
+    const job = await this.jobs.create(request);
+    this.services.log.info({ job: job.id, owner: job.owner }, 'job created');
+    const progress = this.progressOf(job);
+    await progress.update(job, true);
+    // Kept so that a restarted bot edits the same status message.
+    await this.jobs.update(job.id, (record) => {
+      if (progress.sent) record.statusMessage = progress.sent;
+    });
+    this.schedule(job.id);
+    return job;
+  }
+
+  /** Cancels a job that has not ended: a running one is stopped (its model request and tools aborted). */
+  async cancel(id: string, by: string): Promise<{ ok: boolean; message: string }> {
+    const job = await this.jobs.get(id);
+    if (!job) return { ok: false, message: `There is no job ${id}.` };
+    if (FINAL_STATES.has(job.state)) return { ok: false, message: `Job ${id} has already ended (${job.state}).` };
+    const worker = this.workers.get(id);
+    if (worker) {
+      worker.abort.abort('cancel' satisfies StopReason);
+      await worker.done;
+      return { ok: true, message: `Job ${id} was cancelled.` };
+    }
+    this.unqueue(id);
+    const ended = await this.jobs.transition(id, 'cancelled', (record) => (record.result = `cancelled by ${by}`));
+    if (!ended.ok) return { ok: false, message: `Job ${id} could not be cancelled: ${ended.reason}.` };
+    if (job.state === 'waiting_approval') await this.host.cancelQuestion(jobThreadKey(id), by);
+    await this.progressOf(ended.job).finish(ended.job);
+    return { ok: true, message: `Job ${id} was cancelled.` };
+  }
+
+  /** A message from the owner to a job that has not ended: it reads it before its next model call. */
+  async message(id: string, text: string): Promise<{ ok: boolean; message: string }> {
+    const job = await this.jobs.update(id, (record) => {
+      if (!FINAL_STATES.has(record.state)) record.inbox.push(text);
+    });
+    if (!job) return { ok: false, message: `There is no job ${id}.` };
+    if (FINAL_STATES.has(job.state)) return { ok: false, message: `Job ${id} has already ended (${job.state}).` };
+    return { ok: true, message: `Job ${id} will read the message before its next step.` };
+  }
+
+  /** Runs a failed or cancelled job again as a new job with the same request. */
+  async retry(id: string): Promise<{ ok: boolean; message: string; job?: JobRecord }> {
+    const job = await this.jobs.get(id);
+    if (!job) return { ok: false, message: `There is no job ${id}.` };
+    if (!FINAL_STATES.has(job.state)) return { ok: false, message: `Job ${id} has not ended (${job.state}); cancel it first.` };
+    const { title, goal, owner, ownerName, origin, tools, plan, maxIterations, timeoutMs } = job;
+    const again = await this.create({ title, goal, owner, ownerName, origin, tools, plan, maxIterations, timeoutMs });
+    return { ok: true, message: `Job ${id} runs again as job ${again.id}.`, job: again };
+  }
+
+  /**
+   * The owner answered a job's question: the approved call runs once (or the
+   * denial becomes its result), and the job goes on.
+   */
+  async resume(approval: PendingApproval, how: ApprovalResumption): Promise<void> {
+    const id = jobIdOfThread(approval.threadKey);
+    if (!id) return;
+    const job = await this.jobs.get(id);
+    if (!job || job.state !== 'waiting_approval') return;
+    const delegate = new JobDelegate(job, this.services, this.runControl(job, new AbortController().signal));
+    const results: ChatMessage[] = [];
+    if (how.kind === 'approved') {
+      const result = await this.services.pipeline.run(approval.call, delegate.toolContext(), { approved: true });
+      results.push(toolResult(approval.call, result.content));
+    } else {
+      results.push(toolResult(approval.call, NOT_APPROVED[how.kind]));
+    }
+    const deferred = approval.deferred.map((call) => toolResult(call, 'Not run: asked again on the next step, one call at a time.'));
+    const resumed = await this.jobs.transition(id, 'in_progress', (record) => {
+      record.messages.push(...results, ...deferred);
+    });
+    if (resumed.ok) this.schedule(id);
+  }
+
+  private schedule(id: string): void {
+    if (this.closed || this.workers.has(id) || this.queued.has(id)) return;
+    this.queue.push(id);
+    this.queued.add(id);
+    this.pump();
+  }
+
+  private unqueue(id: string): void {
+    if (!this.queued.delete(id)) return;
+    this.queue.splice(this.queue.indexOf(id), 1);
+  }
+
+  private pump(): void {
+    while (!this.closed && this.workers.size < this.config.maxParallel && this.queue.length) {
+      const id = this.queue.shift()!;
+      this.queued.delete(id);
+      const abort = new AbortController();
+      const worker: Worker = { abort, done: Promise.resolve() };
+      this.workers.set(id, worker);
+      worker.done = this.work(id, abort)
+        .catch((error: unknown) => this.services.log.error({ err: error, job: id }, 'job worker failed'))
+        .finally(() => {
+          this.workers.delete(id);
+          if (this.again.delete(id)) this.schedule(id);
+          this.pump();
+        });
+    }
+  }
+
+  /** One run of a job, to an end, a question, a stop or `stuck`. */
+  private async work(id: string, abort: AbortController): Promise<void> {
+    const stored = await this.jobs.get(id);
+    if (!stored || FINAL_STATES.has(stored.state) || stored.state === 'waiting_approval') return;
+    let job = stored;
+    if (job.state !== 'in_progress') {
+      const started = await this.jobs.transition(id, 'in_progress', (record) => {
+        record.startedAt = Date.now();
+        if (stored.state === 'stuck') record.messages.push({ role: 'user', content: REPAIR_NOTE });
+      });
+      if (!started.ok) return;
+      job = started.job;
+    }
+    const progress = this.progressOf(job);
+    void progress.update(job, true);
+    // Each run has the job's whole time: waiting for its owner does not count.
+    const timer = setTimeout(() => abort.abort('timeout' satisfies StopReason), job.timeoutMs);
+    timer.unref();
+    const ticker = setInterval(() => void progress.update(job), 5_000);
+    ticker.unref();
+    try {
+      const outcome = await this.runLoop(job, abort.signal, progress);
+      await this.settle(job, outcome, abort.signal);
+    } catch (error) {
+      await this.end(job, 'failed', abort.signal.aborted ? stopText(abort.signal.reason) : jobFailure(error));
+    } finally {
+      clearTimeout(timer);
+      clearInterval(ticker);
+    }
+  }
+
+  private async runLoop(job: JobRecord, signal: AbortSignal, progress: JobProgress): Promise<LoopOutcome<JobApprovalNeed>> {
+    if (!job.messages.length) job.messages.push({ role: 'user', content: `Start the job now. Goal: ${job.goal}` });
+    const delegate = new JobDelegate(job, this.services, this.runControl(job, signal, progress));
+    const ctx: LoopContext = { messages: [{ role: 'system', content: '' }, ...job.messages], tools: [], forceText: false };
+    const { agent } = this.services.config;
+    try {
+      return await runAgenticLoop(delegate, ctx, {
+        ...DEFAULT_LOOP_CONFIG,
+        maxIterations: job.maxIterations + 1,
+        maxToolIntentNudges: agent.maxToolIntentNudges,
+        maxContinuations: agent.loopGuards.maxContinuations,
+        detectors: agent.loopGuards,
+      });
+    } finally {
+      job.messages = ctx.messages.slice(1);
+    }
+  }
+
+  /** Where a run ended: the job's next state. */
+  private async settle(job: JobRecord, outcome: LoopOutcome<JobApprovalNeed>, signal: AbortSignal): Promise<void> {
+    switch (outcome.type) {
+      case 'response':
+        return this.end(job, 'completed', outcome.text);
+      case 'failure':
+        return this.end(job, 'failed', outcome.reason);
+      case 'max_iterations':
+        return this.end(job, 'failed', `it used all ${job.maxIterations} steps without reaching the goal`);
+      case 'need_approval':
+        return this.askOwner(job, outcome.pending);
+      case 'stopped':
+        return this.stopped(job, signal.reason as StopReason);
+    }
+  }
+
+  private async stopped(job: JobRecord, reason: StopReason): Promise<void> {
+    if (reason === 'shutdown') {
+      // Left running: the next start resumes it from what was saved now.
+      await this.jobs.update(job.id, (record) => (record.messages = job.messages));
+      return;
+    }
+    if (reason === 'cancel') return this.end(job, 'cancelled', 'cancelled by its owner');
+    const stuck = await this.jobs.transition(job.id, 'stuck', (record) => {
+      record.messages = job.messages;
+      record.steps = job.steps;
+      record.stepCount = job.stepCount;
+    });
+    if (!stuck.ok) return;
+    void this.progressOf(stuck.job).update(stuck.job, true);
+    if (stuck.job.repairAttempts >= this.config.maxRepairAttempts) {
+      return this.end(stuck.job, 'failed', `it timed out ${stuck.job.repairAttempts + 1} times (${Math.round(job.timeoutMs / 60_000)} min each) and repairs did not help`);
+    }
+    await this.jobs.update(job.id, (record) => (record.repairAttempts += 1));
+    this.services.log.warn({ job: job.id, attempt: stuck.job.repairAttempts + 1 }, 'job timed out; repairing');
+    this.again.add(job.id);
+  }
+
+  /** Pauses the job and asks its owner about the first waiting call; the others are asked on later steps. */
+  private async askOwner(job: JobRecord, need: JobApprovalNeed): Promise<void> {
+    const [first, ...rest] = need.calls;
+    const chat = ownerDm(job);
+    if (!first) return;
+    if (!chat) {
+      // Nobody can be asked in a group: the calls are refused and the job goes on.
+      job.messages.push(...need.calls.map((result) => toolResult(result.call, 'Not run: this call needs the owner\'s approval, which a job created in a group cannot ask for.')));
+      await this.jobs.update(job.id, (record) => (record.messages = job.messages));
+      this.again.add(job.id);
+      return;
+    }
+    job.messages.push(...rest.map((result) => toolResult(result.call, 'Not run: asked again on the next step, one call at a time.')));
+    const approval = newApproval(
+      {
+        threadKey: jobThreadKey(job.id),
+        chat,
+        requester: { id: job.owner.slice(job.owner.indexOf(':') + 1), name: job.ownerName },
+        userId: job.owner,
+        call: first.call,
+        deferred: [],
+        view: first.approval,
+        reason: `Job ${job.id} "${job.title}" wants to run this. ${need.reason}`.trim(),
+      },
+      this.services.config.agent.approvalTimeoutMs,
+    );
+    const waiting = await this.jobs.transition(job.id, 'waiting_approval', (record) => {
+      record.messages = job.messages;
+      record.steps = job.steps;
+      record.stepCount = job.stepCount;
+    });
+    if (!waiting.ok) return;
+    void this.progressOf(waiting.job).update(waiting.job, true);
+    if (!(await this.host.ask(approval))) await this.resume(approval, { kind: 'denied' });
+  }
+
+  private async end(job: JobRecord, state: 'completed' | 'failed' | 'cancelled', result: string): Promise<void> {
+    const ended = await this.jobs.transition(job.id, state, (record) => {
+      record.messages = job.messages;
+      record.steps = job.steps;
+      record.stepCount = job.stepCount;
+      record.result = result;
+      delete record.activity;
+    });
+    if (!ended.ok) return;
+    this.services.log.info({ job: job.id, state }, 'job ended');
+    await this.progressOf(ended.job).finish(ended.job);
+    this.progress.delete(job.id);
+  }
+
+  /** Reports the tool calls a crash interrupted, so that the model knows and nothing runs twice. */
+  private async markInterrupted(id: string): Promise<void> {
+    await this.jobs.update(id, (job) => {
+      for (const step of unfinishedToolSteps(job)) {
+        step.status = 'interrupted';
+        if (step.callId && !job.messages.some((message) => message.role === 'tool' && message.toolCallId === step.callId)) {
+          job.messages.push({ role: 'tool', toolCallId: step.callId, content: INTERRUPTED_RESULT });
+        }
+      }
+    });
+  }
+
+  private runControl(job: JobRecord, signal: AbortSignal, progress?: JobProgress) {
+    return {
+      signal,
+      askOwner: this.config.askOwner,
+      takeMessages: async () => {
+        // The store is the job's mailbox: `message` writes there, each step takes what arrived.
+        const stored = await this.jobs.get(job.id);
+        if (!stored?.inbox.length) return [];
+        let taken: string[] = [];
+        await this.jobs.update(job.id, (record) => {
+          taken = record.inbox;
+          record.inbox = [];
+        });
+        return taken;
+      },
+      save: async () => {
+        await this.jobs.update(job.id, (record) => {
+          record.messages = job.messages;
+          record.steps = job.steps;
+          record.stepCount = job.stepCount;
+        });
+      },
+      activity: (what: string) => {
+        job.activity = what;
+        void progress?.update(job);
+      },
+    };
+  }
+
+  private progressOf(job: JobRecord): JobProgress {
+    let progress = this.progress.get(job.id);
+    if (!progress) {
+      const { channel, chatId, subId } = job.origin;
+      progress = new JobProgress(this.services.outbox, subId ? { channel, chatId, subId } : { channel, chatId }, job.statusMessage);
+      this.progress.set(job.id, progress);
+    }
+    return progress;
+  }
+}
+
+/** What a repaired job's model is told. */
+export const REPAIR_NOTE = 'The previous attempt at this job ran out of time. Continue from where it stopped, more directly: skip what is done, and finish with "DONE:" and a report, or "FAILED:" and the reason.';
+
+/** The owner's DM with the bot: the job's origin when it is one. */
+function ownerDm(job: JobRecord): ChatInfo | undefined {
+  return job.origin.kind === 'dm' ? job.origin : undefined;
+}
+
+function toolResult(call: ToolCall, content: string): ChatMessage {
+  return { role: 'tool', toolCallId: call.id, content };
+}
+
+function stopText(reason: unknown): string {
+  return reason === 'timeout' ? 'it timed out' : reason === 'cancel' ? 'cancelled' : 'it was stopped';
+}
+
+/** Why a job failed, in the words a person reads (details stay in the logs). */
+function jobFailure(error: unknown): string {
+  return failureMessage(error).replace(/^Sorry, /, '').replace(/\.$/, '');
+}

@@ -1,0 +1,207 @@
+/**
+ * Background jobs through the whole app: a person asks in a DM, the model
+ * calls `create_job` (approved), the job runs on its own against the fake
+ * model, shows its progress and posts its result in the DM. Also: refused in a
+ * group, a call outside the job's tools asks its owner, cancel aborts a hanging
+ * model request, "not done yet" is not done, a timeout goes to `stuck` and is
+ * repaired, then fails, and a restart resumes a running job without running a
+ * finished tool call again.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { hang, textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { scenarioTools, ToolLog } from '../scenarios/tools.js';
+import { startAppRig, type AppRig } from '../support/app-rig.js';
+import { testDm, testGroup } from '../support/test-channel.js';
+import type { JobRecord } from '../../src/jobs/job.js';
+
+let rig: AppRig | undefined;
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+});
+
+const ada = { id: 'owner', name: 'Ada' };
+const dm = testDm(ada.id);
+
+/** The job's goal, from its system prompt; undefined for a chat request. */
+function goalOf(request: FakeLlmRequest): string | undefined {
+  const system = String(request.messages[0]?.content ?? '');
+  return /background job/.exec(system) ? /^Goal: (.*)$/m.exec(system)?.[1] : undefined;
+}
+
+/** Tool results so far in the request. */
+function toolResults(request: FakeLlmRequest): string[] {
+  return request.messages.filter((m) => m.role === 'tool').map((m) => String(m.content));
+}
+
+/**
+ * The chat side: "job <goal> [tools a,b]" creates a job; after the tool, the
+ * model says what it got. The job side is `jobModel`.
+ */
+function model(jobModel: (goal: string, request: FakeLlmRequest) => FakeLlmEntry) {
+  return (request: FakeLlmRequest): FakeLlmEntry => {
+    const goal = goalOf(request);
+    if (goal !== undefined) return jobModel(goal, request);
+    const last = request.messages.at(-1)!;
+    if (last.role === 'tool') return textReply(`chat: ${String(last.content).replace(/\s+/g, ' ').slice(0, 300)}`);
+    const text = String(last.content).replace(/^\[[^\]]*\]\s*/, '');
+    const asked = /^job (\S+)(?: tools (\S+))?(?: timeout (\S+))?/.exec(text);
+    if (!asked) return textReply(`echo: ${text}`);
+    const args: Record<string, unknown> = { title: `Job ${asked[1]}`, goal: asked[1] };
+    if (asked[2]) args.tools = asked[2].split(',');
+    if (asked[3]) args.timeoutMinutes = Number(asked[3]);
+    return toolCallReply([{ name: 'create_job', arguments: args }]);
+  };
+}
+
+async function approveNext(index: number): Promise<void> {
+  const prompt = await rig!.platform.waitFor(() => rig!.platform.approvalsIn(dm)[index], 5_000, `approval prompt #${index + 1}`);
+  rig!.platform.channel.press(prompt.prompt.id, 'approve', ada);
+}
+
+/** Polls `probe` until it gives a value. */
+async function until<T>(probe: () => Promise<T | undefined | false>, timeoutMs: number, what: string): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; jobs: ${JSON.stringify((await rig!.app.services.jobs.list()).map((job) => [job.id, job.state, job.result]))}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+async function jobOf(state: JobRecord['state'], timeoutMs = 10_000): Promise<JobRecord> {
+  return until(async () => (await rig!.app.services.jobs.list()).find((job) => job.state === state), timeoutMs, `a job in state ${state}`);
+}
+
+function texts(): string[] {
+  return rig!.platform.messagesIn(dm).map((m) => m.text);
+}
+
+describe('background jobs', () => {
+  it('runs a job created in a DM: its tool, its progress message, its result in the DM', async () => {
+    const log = new ToolLog();
+    rig = await startAppRig({
+      tools: scenarioTools(log),
+      responder: model((goal, request) => (toolResults(request).length ? textReply(`DONE: counted, ${toolResults(request).join(' ').includes('1+1 = 2') ? 'it is 2' : 'no result'}`) : toolCallReply([{ name: 'calculator', arguments: { expression: '1+1' } }]))),
+    });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job count tools calculator' });
+    await approveNext(0);
+    const done = await jobOf('completed');
+    expect(done.result).toBe('counted, it is 2');
+    expect(done.owner).toBe('test:owner');
+    await rig.platform.waitFor(() => texts().some((t) => /Job \S+ "Job count" is done\.\n\ncounted, it is 2/.test(t)), 5_000, 'the result message');
+    // One status message, edited to its final state.
+    expect(texts().filter((t) => /^✅ Job \S+ "Job count": done/.test(t))).toHaveLength(1);
+    expect(texts().some((t) => /chat: .*\{"id":"j\w+","state":"pending"\}/.test(t)), JSON.stringify(texts())).toBe(true);
+  });
+
+  it('is refused in a group: create_job needs an approval, which a group cannot give', async () => {
+    rig = await startAppRig({ responder: model(() => textReply('DONE: never')) });
+    const group = testGroup('g1');
+    rig.platform.channel.userMessage({ chat: group, sender: ada, text: 'job nothing', mentionsBot: true });
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(group).some((m) => /direct message/.test(m.text)), 5_000, 'the refusal');
+    expect(await rig.app.services.jobs.list()).toEqual([]);
+  });
+
+  it('a call outside the job\'s tools asks its owner in the DM: Approve runs it once, Deny lets the job go on', async () => {
+    const log = new ToolLog();
+    rig = await startAppRig({
+      tools: scenarioTools(log),
+      responder: model((goal, request) => {
+        const results = toolResults(request);
+        if (!results.length) return toolCallReply([{ name: 'note_write', arguments: { text: goal } }]);
+        return textReply(`DONE: ${results.at(-1)!.replace(/\s+/g, ' ').slice(-60)}`);
+      }),
+    });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job first' });
+    await approveNext(0);
+    await jobOf('waiting_approval');
+    const question = await rig.platform.waitFor(() => rig!.platform.approvalsIn(dm)[1], 5_000, 'the job\'s question');
+    expect(question.text).toMatch(/note_write/);
+    expect(question.text).toMatch(/Job \S+ "Job first" wants to run this/);
+    rig.platform.channel.press(question.prompt.id, 'approve', ada);
+    const first = await jobOf('completed');
+    expect(log.notes).toEqual(['first']);
+    expect(first.result).toMatch(/saved note "first"/);
+
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job second' });
+    await approveNext(2);
+    const denied = await rig.platform.waitFor(() => rig!.platform.approvalsIn(dm)[3], 5_000, 'the second job\'s question');
+    rig.platform.channel.press(denied.prompt.id, 'deny', ada);
+    await until(async () => (await rig!.app.services.jobs.list({ states: ['completed'] })).length === 2, 5_000, 'the second job to finish');
+    const second = (await rig.app.services.jobs.list()).find((job) => job.goal === 'second')!;
+    expect(second.result).toMatch(/denied/);
+    expect(log.notes).toEqual(['first']);
+  });
+
+  it('"not done yet" is not taken for done; the job goes on until it says DONE', async () => {
+    let calls = 0;
+    rig = await startAppRig({
+      responder: model(() => {
+        calls += 1;
+        return calls === 1 ? textReply('The task is not done yet: I still need to check the second half.') : textReply('DONE: both halves checked.');
+      }),
+    });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job check' });
+    await approveNext(0);
+    const done = await jobOf('completed');
+    expect(done.result).toBe('both halves checked.');
+    expect(calls).toBe(2);
+  });
+
+  it('/jobs cancel aborts a hanging model request within 2 s', async () => {
+    rig = await startAppRig({ responder: model(() => hang()) });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job wait' });
+    await approveNext(0);
+    const running = await jobOf('in_progress');
+    await rig.platform.waitFor(() => rig!.llm.requests.filter((r) => goalOf(r) !== undefined).length === 1, 5_000, 'the job\'s model call');
+    const asked = Date.now();
+    rig.platform.channel.command({ chat: dm, sender: ada, name: 'jobs', args: `cancel ${running.id}` });
+    const cancelled = await jobOf('cancelled', 2_000);
+    expect(Date.now() - asked).toBeLessThan(2_000);
+    expect(cancelled.id).toBe(running.id);
+    await rig.platform.waitFor(() => texts().some((t) => t.includes(`Job ${running.id} was cancelled`)), 5_000, 'the confirmation');
+  });
+
+  it('a timeout goes to stuck and is repaired; after the bound it fails with a report', async () => {
+    rig = await startAppRig({ responder: model(() => hang()), config: { jobs: { maxRepairAttempts: 1 } } });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job forever timeout 0.005' });
+    await approveNext(0);
+    const failed = await jobOf('failed', 10_000);
+    expect(failed.repairAttempts).toBe(1);
+    expect(failed.result).toMatch(/timed out 2 times/);
+    // The repaired run was told what happened.
+    const jobRequests = rig.llm.requests.filter((r) => goalOf(r) !== undefined);
+    expect(jobRequests).toHaveLength(2);
+    expect(JSON.stringify(jobRequests[1]!.messages)).toMatch(/ran out of time/);
+    await rig.platform.waitFor(() => texts().some((t) => /❌ Job \S+ "Job forever" failed: it timed out 2 times/.test(t)), 5_000, 'the failure message');
+  });
+
+  it('a restart resumes a running job; a tool call that finished before is not run again', async () => {
+    const log = new ToolLog();
+    let slowDone = false;
+    rig = await startAppRig({
+      tools: scenarioTools(log),
+      responder: model((_goal, request) => {
+        const results = toolResults(request);
+        if (!results.length) return toolCallReply([{ name: 'calculator', arguments: { expression: '2+2' } }]);
+        if (results.length === 1) return toolCallReply([{ name: 'slow', arguments: { ms: 60_000 } }]);
+        slowDone = true;
+        return textReply(`DONE: ${results.map((r) => r.replace(/\s+/g, ' ')).join(' / ')}`);
+      }),
+    });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job resume tools calculator,slow' });
+    await approveNext(0);
+    await rig.platform.waitFor(() => log.slowStarted === 1, 10_000, 'the slow tool');
+    await rig.stopApp();
+    await rig.startApp();
+    const done = await jobOf('completed', 15_000);
+    expect(slowDone).toBe(true);
+    expect(log.slowStarted).toBe(1);
+    expect(done.result).toMatch(/2\+2 = 4/);
+    expect(done.result).toMatch(/interrupted \(the bot was stopping\)/);
+    const calculatorRuns = rig.llm.requests.filter((r) => goalOf(r) !== undefined).flatMap((r) => r.messages).filter((m) => m.role === 'tool' && String(m.content).includes('2+2 = 4'));
+    expect(calculatorRuns.length).toBeGreaterThan(0);
+  });
+});
