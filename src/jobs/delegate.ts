@@ -151,6 +151,11 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
     return { ...batch, outcome: { type: 'need_approval', pending: { calls: waiting, reason: content } } };
   }
 
+  /** The tools offered to the job's model now. */
+  offeredTools(): Promise<ToolDefinition[]> {
+    return this.currentTools();
+  }
+
   /** Tools the owner could use in a DM, less those a job never runs. */
   private async currentTools(): Promise<ToolDefinition[]> {
     const { policy, permissions, pipeline, registry } = this.services;

@@ -85,6 +85,12 @@ export const JobRecordSchema = z.object({
   statusMessage: z.object({ ids: z.array(z.string()) }).optional(),
   /** What the job is doing now, for its status line. */
   activity: z.string().optional(),
+  /** The plan of a planned job, and how far it got (steps run without model calls). */
+  planSteps: z
+    .array(z.object({ tool: z.string(), arguments: z.record(z.string(), z.unknown()), why: z.string().optional(), status: z.enum(['pending', 'done', 'failed']) }))
+    .optional(),
+  /** `running`: steps left to run; `abandoned` or `done`: the shared loop takes over. */
+  planState: z.enum(['running', 'abandoned', 'done']).optional(),
 });
 export type JobRecord = z.infer<typeof JobRecordSchema>;
 

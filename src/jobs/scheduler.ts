@@ -24,7 +24,8 @@ import { failureMessage } from '../agent/turn.js';
 import type { ChatInfo } from '../channels/types.js';
 import type { Config } from '../config/schema.js';
 import type { ChatMessage, ToolCall } from '../llm/types.js';
-import { JobDelegate, type JobApprovalNeed } from './delegate.js';
+import { JobDelegate, jobSystemPrompt, type JobApprovalNeed } from './delegate.js';
+import { runPlan, type PlanRun } from './planning.js';
 import { FINAL_STATES, unfinishedToolSteps, type JobRecord, type JobRequest } from './job.js';
 import type { JobStore } from './job-store.js';
 import { JobProgress } from './progress.js';
@@ -237,6 +238,13 @@ export class JobScheduler {
     const ticker = setInterval(() => void progress.update(job), 5_000);
     ticker.unref();
     try {
+      if (job.plan && job.planState !== 'abandoned' && job.planState !== 'done') {
+        const planned = await this.runPlanned(job, abort.signal, progress);
+        if (planned.kind === 'done') return await this.end(job, 'completed', planned.report);
+        if (planned.kind === 'failed') return await this.end(job, 'failed', planned.reason);
+        if (abort.signal.aborted) return await this.stopped(job, abort.signal.reason as StopReason);
+        this.services.log.info({ job: job.id, why: planned.why }, 'job plan handed over to the loop');
+      }
       const outcome = await this.runLoop(job, abort.signal, progress);
       await this.settle(job, outcome, abort.signal);
     } catch (error) {
@@ -245,6 +253,29 @@ export class JobScheduler {
       clearTimeout(timer);
       clearInterval(ticker);
     }
+  }
+
+  /** The planned path: a plan, its steps without model calls, one completion check. */
+  private async runPlanned(job: JobRecord, signal: AbortSignal, progress: JobProgress): Promise<PlanRun> {
+    const control = this.runControl(job, signal, progress);
+    const delegate = new JobDelegate(job, this.services, control);
+    const tools = await delegate.offeredTools();
+    const system: ChatMessage = { role: 'system', content: jobSystemPrompt(job, this.services.config.agent.name) };
+    return runPlan(job, {
+      services: this.services,
+      tools,
+      toolContext: delegate.toolContext(),
+      signal,
+      complete: async (messages) => {
+        const response = await this.services.models.providerFor(undefined).complete({ messages: messages[0]?.role === 'system' ? messages : [system, ...messages], signal });
+        // Planning and the completion check are the owner's calls too.
+        await this.services.usage.record(job.owner, response);
+        return response;
+      },
+      hasMessages: async () => Boolean((await this.jobs.get(job.id))?.inbox.length),
+      save: () => control.save(),
+      activity: (what) => control.activity(what),
+    });
   }
 
   private async runLoop(job: JobRecord, signal: AbortSignal, progress: JobProgress): Promise<LoopOutcome<JobApprovalNeed>> {
@@ -358,6 +389,12 @@ export class JobScheduler {
     await this.jobs.update(id, (job) => {
       for (const step of unfinishedToolSteps(job)) {
         step.status = 'interrupted';
+        // A plan step that may have run is not run again: the loop takes over from its result.
+        const planned = /^plan_.+_(\d+)$/.exec(step.callId ?? '');
+        if (planned && job.planSteps?.[Number(planned[1]) - 1]) {
+          job.planSteps[Number(planned[1]) - 1]!.status = 'failed';
+          job.planState = 'abandoned';
+        }
         if (step.callId && !job.messages.some((message) => message.role === 'tool' && message.toolCallId === step.callId)) {
           job.messages.push({ role: 'tool', toolCallId: step.callId, content: INTERRUPTED_RESULT });
         }
@@ -385,6 +422,8 @@ export class JobScheduler {
           record.messages = job.messages;
           record.steps = job.steps;
           record.stepCount = job.stepCount;
+          if (job.planSteps) record.planSteps = job.planSteps;
+          if (job.planState) record.planState = job.planState;
         });
       },
       activity: (what: string) => {

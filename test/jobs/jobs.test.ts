@@ -23,10 +23,16 @@ afterEach(async () => {
 const ada = { id: 'owner', name: 'Ada' };
 const dm = testDm(ada.id);
 
-/** The job's goal, from its system prompt; undefined for a chat request. */
+/** The job's goal, from its system prompt (or its planning request); undefined for a chat request. */
 function goalOf(request: FakeLlmRequest): string | undefined {
   const system = String(request.messages[0]?.content ?? '');
+  if (system.startsWith('You plan background jobs')) return /Goal: (\S+)/.exec(String(request.messages[1]?.content ?? ''))?.[1];
   return /background job/.exec(system) ? /^Goal: (.*)$/m.exec(system)?.[1] : undefined;
+}
+
+/** Whether a job request is its planning call. */
+function isPlanning(request: FakeLlmRequest): boolean {
+  return String(request.messages[0]?.content ?? '').startsWith('You plan background jobs');
 }
 
 /** Tool results so far in the request. */
@@ -45,11 +51,12 @@ function model(jobModel: (goal: string, request: FakeLlmRequest) => FakeLlmEntry
     const last = request.messages.at(-1)!;
     if (last.role === 'tool') return textReply(`chat: ${String(last.content).replace(/\s+/g, ' ').slice(0, 300)}`);
     const text = String(last.content).replace(/^\[[^\]]*\]\s*/, '');
-    const asked = /^job (\S+)(?: tools (\S+))?(?: timeout (\S+))?/.exec(text);
+    const asked = /^(?<plan>plan)?job (?<goal>\S+)(?: tools (?<tools>\S+))?(?: timeout (?<timeout>\S+))?/.exec(text)?.groups;
     if (!asked) return textReply(`echo: ${text}`);
-    const args: Record<string, unknown> = { title: `Job ${asked[1]}`, goal: asked[1] };
-    if (asked[2]) args.tools = asked[2].split(',');
-    if (asked[3]) args.timeoutMinutes = Number(asked[3]);
+    const args: Record<string, unknown> = { title: `Job ${asked.goal}`, goal: asked.goal };
+    if (asked.plan) args.plan = true;
+    if (asked.tools) args.tools = asked.tools.split(',');
+    if (asked.timeout) args.timeoutMinutes = Number(asked.timeout);
     return toolCallReply([{ name: 'create_job', arguments: args }]);
   };
 }
@@ -77,6 +84,52 @@ async function jobOf(state: JobRecord['state'], timeoutMs = 10_000): Promise<Job
 function texts(): string[] {
   return rig!.platform.messagesIn(dm).map((m) => m.text);
 }
+
+describe('planned jobs', () => {
+  it('runs the plan\'s steps without model calls, then one completion check', async () => {
+    rig = await startAppRig({
+      responder: model((goal, request) => {
+        if (isPlanning(request)) {
+          return textReply(JSON.stringify({ steps: [{ tool: 'calculator', arguments: { expression: '2+3' }, why: 'first' }, { tool: 'calculator', arguments: { expression: '4*5' } }] }));
+        }
+        const last = String(request.messages.at(-1)?.content ?? '');
+        if (/The planned steps have run/.test(last)) {
+          const results = toolResults(request).join(' ');
+          return textReply(goal === 'sums' && /2\+3 = 5/.test(results) && /4\*5 = 20/.test(results) ? 'DONE: 5 and 20' : 'Something remains.');
+        }
+        return textReply('DONE: finished by the loop');
+      }),
+    });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'planjob sums tools calculator' });
+    await approveNext(0);
+    const done = await jobOf('completed');
+    expect(done.result).toBe('5 and 20');
+    const jobCalls = rig.llm.requests.filter((r) => goalOf(r) !== undefined);
+    // The plan and the completion check: no model call between the steps.
+    expect(jobCalls).toHaveLength(2);
+    expect(isPlanning(jobCalls[0]!)).toBe(true);
+    expect(done.planSteps?.map((step) => step.status)).toEqual(['done', 'done']);
+  });
+
+  it('hands over to the loop when the check says work remains, or the plan is not valid', async () => {
+    rig = await startAppRig({
+      responder: model((goal, request) => {
+        if (isPlanning(request)) return textReply(goal === 'broken' ? 'I would first look around.' : JSON.stringify({ steps: [{ tool: 'calculator', arguments: { expression: '1+1' } }] }));
+        if (/The planned steps have run/.test(String(request.messages.at(-1)?.content ?? ''))) return textReply('Not done yet: the second half remains.');
+        return textReply(`DONE: the loop finished ${goal}`);
+      }),
+    });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'planjob remains tools calculator' });
+    await approveNext(0);
+    expect((await jobOf('completed')).result).toBe('the loop finished remains');
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'planjob broken tools calculator' });
+    await approveNext(1);
+    await until(async () => (await rig!.app.services.jobs.list({ states: ['completed'] })).length === 2, 5_000, 'the second job');
+    const broken = (await rig.app.services.jobs.list()).find((job) => job.goal === 'broken')!;
+    expect(broken.planState).toBe('abandoned');
+    expect(broken.result).toBe('the loop finished broken');
+  });
+});
 
 describe('background jobs', () => {
   it('runs a job created in a DM: its tool, its progress message, its result in the DM', async () => {
