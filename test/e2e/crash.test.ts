@@ -166,4 +166,53 @@ describe('a crash or a shutdown mid-work', () => {
     // The turn that held the slot was interrupted; its person is told once that it goes on.
     expect(texts(fake, chats[0]!.id).filter((text) => /picking up where I left off/.test(text))).toHaveLength(1);
   }, 90_000);
+
+  it('mid-job: after the restart the job resumes; a call that finished is not run again, the running one is reported as interrupted', async () => {
+    const hits = { fast: 0, slow: 0 };
+    server = createServer((request, response) => {
+      if (request.url === '/fast') {
+        hits.fast += 1;
+        response.end('fast page');
+      } else {
+        hits.slow += 1; // never answers: the fetch is running when the process dies
+      }
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const model = (llm = await startFakeLlm({
+      responder: (request): FakeLlmEntry => {
+        const system = textOf(request.messages[0]!);
+        const results = request.messages.filter((message) => message.role === 'tool').map(textOf);
+        if (!/background job/.test(system)) {
+          return results.length ? textReply('The job is started.') : toolCallReply([{ name: 'create_job', arguments: { title: 'Two pages', goal: 'fetch both pages', tools: ['http_fetch'] } }]);
+        }
+        if (results.length === 0) return toolCallReply([{ name: 'http_fetch', arguments: { url: `${base}/fast` } }]);
+        if (results.length === 1) return toolCallReply([{ name: 'http_fetch', arguments: { url: `${base}/slow` } }]);
+        return textReply(`DONE: ${results.map((result) => (/interrupted/.test(result) ? 'second interrupted' : /fast page/.test(result) ? 'first fetched' : 'other')).join(', ')}`);
+      },
+    }));
+    const fake = (telegram = await startFakeTelegram());
+    const dataDir = tempDir();
+    const configFile = join(tempDir(), 'pincer.yaml');
+    writeFileSync(configFile, 'tools:\n  http:\n    allowHosts: ["127.0.0.1"]\n    timeoutMs: 60000\n');
+    const first = startPincer(env(model, fake, { PINCER_CONFIG: configFile }), { dataDir });
+    await running(first);
+    say(fake, 'fetch both pages in the background');
+    const prompt = await waitUntil(
+      () => dmMessages(fake).find((message) => buttonsOf(message).length > 0),
+      15_000,
+      () => `the create_job prompt; the DM shows ${JSON.stringify(texts(fake, DM.id))}\n${first.output()}`,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    press(fake, prompt, 'Approve');
+    await waitUntil(() => hits.slow === 1, 15_000, () => `the second fetch to start\n${first.output()}`);
+    await kill9(first);
+
+    const second = startPincer(env(model, fake, { PINCER_CONFIG: configFile }), { dataDir });
+    await running(second);
+    await waitForText(fake, DM.id, /Job \S+ "Two pages" is done\.\s+first fetched, second interrupted/, second);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(hits).toEqual({ fast: 1, slow: 1 });
+    expect(texts(fake, DM.id).filter((text) => /is done/.test(text))).toHaveLength(1);
+  }, 90_000);
 });
