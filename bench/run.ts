@@ -30,3 +30,8 @@ if (!only || only === 'threads') {
   console.log('bench/threads: memory after 10,000 and 100,000 distinct threads, idle, after a forced GC');
   table(await runThreadsBench());
 }
+if (!only || only === 'jobs') {
+  const { runJobsBench } = await import('./jobs.js');
+  console.log('bench/jobs: 200 jobs x 10 model steps, model latency 100 ms, 50 at once, against the ideal wall time');
+  table(await runJobsBench());
+}
