@@ -53,6 +53,8 @@ type Handler = (call: Call, params: string[]) => Result;
 const ACK_DEADLINE_MS = 3_000;
 const EPHEMERAL = 64;
 const LOADING = 128;
+const MESSAGE_CONTENT_INTENT = 1 << 15;
+const GATEWAY_MESSAGE_CONTENT_LIMITED = 1 << 19;
 
 /** Handles the fake's HTTP API. */
 export class FakeRest {
@@ -70,7 +72,7 @@ export class FakeRest {
     this.routes = [
       ['GET', /^\/gateway\/bot$/, () => this.gatewayBot()],
       ['GET', /^\/users\/@me$/, () => ok({ ...userJson(world.bot), verified: true, flags: 0 })],
-      ['GET', /^\/applications\/@me$/, () => ok({ id: world.applicationId, name: 'pincer', bot: userJson(world.bot), flags: 0 })],
+      ['GET', /^\/applications\/@me$/, () => ok({ id: world.applicationId, name: 'pincer', bot: userJson(world.bot), flags: this.applicationFlags() })],
       ['POST', /^\/users\/@me\/channels$/, (call) => ok(channelJson(world, world.dmChannel(String(call.body?.recipient_id))))],
       ['GET', /^\/channels\/(\d+)$/, (_, [id]) => this.getChannel(id!)],
       ['POST', /^\/channels\/(\d+)\/messages$/, (call, [id]) => this.createMessage(id!, call.body ?? {})],
@@ -86,6 +88,15 @@ export class FakeRest {
       ['DELETE', /^\/webhooks\/(\d+)\/([^/]+)\/messages\/([^/]+)$/, (_, [, token, id]) => this.deleteWebhookMessage(token!, id!)],
       ['POST', /^\/webhooks\/(\d+)\/([^/]+)$/, (call, [, token]) => this.followUp(token!, call.body ?? {})],
     ];
+  }
+
+  /**
+   * The application's flags as Discord reports them: GATEWAY_MESSAGE_CONTENT_LIMITED
+   * (1 << 19, an unverified bot in under 100 servers) while the Message Content
+   * intent (1 << 15) is not disallowed.
+   */
+  private applicationFlags(): number {
+    return this.gateway.disallowedIntents & MESSAGE_CONTENT_INTENT ? 0 : GATEWAY_MESSAGE_CONTENT_LIMITED;
   }
 
   /** Serves one HTTP request. */

@@ -66,4 +66,15 @@ describe('fake LLM server', () => {
     expect((await post(fake.url, { model: 'm', messages: [] }, { authorization: 'Bearer wrong' })).status).toBe(401);
     expect((await post(fake.url, { model: 'm', messages: [] }, { authorization: 'Bearer right' })).status).toBe(200);
   });
+
+  it('requires the API key for the model list too', async () => {
+    fake = await startFakeLlm({ apiKey: 'right' });
+    expect((await fetch(`${fake.url}/models`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect((await fetch(`${fake.url}/models`, { headers: { authorization: 'Bearer right' } })).status).toBe(200);
+  });
+
+  it('answers 404 for the model list of a server that has none', async () => {
+    fake = await startFakeLlm({ models: null });
+    expect((await fetch(`${fake.url}/models`)).status).toBe(404);
+  });
 });

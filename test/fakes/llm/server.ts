@@ -35,8 +35,8 @@ export interface StartFakeLlmOptions {
   script?: FakeLlmEntry[];
   /** Answers once the script is used up. Without one, an exhausted script answers 400. */
   responder?: FakeResponder;
-  /** Ids listed by GET /v1/models (default `fake-model`). */
-  models?: string[];
+  /** Ids listed by GET /v1/models (default `fake-model`); `null`: the server has no model list (404). */
+  models?: string[] | null;
   /** When set, a request without `Authorization: Bearer <apiKey>` gets 401. */
   apiKey?: string;
   /**
@@ -118,7 +118,10 @@ class FakeLlmServer implements FakeLlm {
 
   private route(req: IncomingMessage, res: ServerResponse): void {
     const path = (req.url ?? '/').split('?')[0];
-    if (req.method === 'GET' && path === '/v1/models') return this.listModels(res);
+    if (req.method === 'GET' && path === '/v1/models' && this.options.models !== null) {
+      if (!this.authorised(req)) return sendJson(res, 401, apiError('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
+      return this.listModels(res);
+    }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       if (!this.authorised(req)) return sendJson(res, 401, apiError('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
       return void this.readBody(req, res).catch(() => res.destroy());

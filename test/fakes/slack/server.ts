@@ -20,7 +20,26 @@ export interface FakeSlackOptions {
   teamId?: string;
   /** Echo the bot's own posts back as message events, as Slack does (default true). */
   echoBotMessages?: boolean;
+  /** The bot token's scopes, sent in `x-oauth-scopes` on each answer to it (default: the manifest's). */
+  scopes?: readonly string[];
 }
+
+/** The bot scopes of `config/slack-app-manifest.yaml`. */
+export const MANIFEST_SCOPES = [
+  'app_mentions:read',
+  'chat:write',
+  'im:history',
+  'im:read',
+  'im:write',
+  'channels:history',
+  'groups:history',
+  'mpim:history',
+  'channels:read',
+  'groups:read',
+  'mpim:read',
+  'users:read',
+  'commands',
+] as const;
 
 /** One Web API call the fake received. */
 export interface ApiCall {
@@ -55,6 +74,7 @@ export class FakeSlack {
   private readonly failures = new Map<string, InjectedFailure[]>();
   private readonly responseUrls = new Map<string, { user: string; channel: string }>();
   private readonly echo: boolean;
+  private readonly scopes: readonly string[];
   private httpTarget: { url: string; secret: string } | undefined;
   private port = 0;
 
@@ -62,6 +82,7 @@ export class FakeSlack {
     this.botToken = options.botToken ?? 'xoxb-fake-bot-token';
     this.appToken = options.appToken ?? 'xapp-fake-app-token';
     this.echo = options.echoBotMessages ?? true;
+    this.scopes = options.scopes ?? MANIFEST_SCOPES;
     this.workspace = new FakeWorkspace(options.teamId ?? 'T0FAKE', { userId: 'U0BOT', botId: 'B0BOT', name: 'pincer' });
     this.server = createServer((req, res) => void this.route(req, res));
     this.server.on('upgrade', (req, socket, head) => {
@@ -279,8 +300,11 @@ export class FakeSlack {
       res.writeHead(failure.status, headers).end(JSON.stringify({ ok: false, error: failure.status === 429 ? 'ratelimited' : 'internal_error' }));
       return;
     }
-    const body = failure ? { ok: false, error: failure.error } : this.authorised(method, req, params) ?? this.run(method, params);
-    res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+    const refused = this.authorised(method, req, params);
+    const body = failure ? { ok: false, error: failure.error } : refused ?? this.run(method, params);
+    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+    if (!refused && !APP_TOKEN_METHODS.has(method)) headers['x-oauth-scopes'] = this.scopes.join(',');
+    res.writeHead(200, headers).end(JSON.stringify(body));
   }
 
   /** An `ok: false` answer when the call's token is wrong for the method, else undefined. */
