@@ -13,6 +13,7 @@ import { keepInInbox } from './inbox.js';
 import { InboundLimiter } from './inbound-limits.js';
 import { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
+import { jobEngineFor } from '../jobs/engine.js';
 import { JobScheduler, jobIdOfThread } from '../jobs/scheduler.js';
 import { formatElapsed, type TurnActivity } from './presenter.js';
 import { ThreadRunner, type RunnerContext, type StopResult } from './thread-runner.js';
@@ -54,13 +55,18 @@ export class Runtime {
       },
       (work) => this.track(work),
     );
-    this.jobs = new JobScheduler(services, services.jobs, {
-      ask: (approval) => this.approvals.ask(approval),
-      cancelQuestion: async (threadKey, by) => {
-        const ended = await this.approvals.cancel(threadKey, by);
-        if (ended) await this.approvals.showOutcome(ended);
+    this.jobs = new JobScheduler(
+      services,
+      services.jobs,
+      {
+        ask: (approval) => this.approvals.ask(approval),
+        cancelQuestion: async (threadKey, by) => {
+          const ended = await this.approvals.cancel(threadKey, by);
+          if (ended) await this.approvals.showOutcome(ended);
+        },
       },
-    });
+      jobEngineFor(services.config, services.log),
+    );
     this.engine = new TurnEngine(services, this.approvals);
     this.journal = services.journal;
     this.runnerContext = {

@@ -28,6 +28,7 @@ import { JobDelegate, jobSystemPrompt, type JobApprovalNeed } from './delegate.j
 import { runPlan, type PlanRun } from './planning.js';
 import { FINAL_STATES, unfinishedToolSteps, type JobRecord, type JobRequest } from './job.js';
 import type { JobStore } from './job-store.js';
+import { InProcessEngine, type JobEngine } from './engine.js';
 import { JobProgress } from './progress.js';
 
 /** Why a worker was stopped. */
@@ -70,30 +71,42 @@ export function jobIdOfThread(threadKey: string): string | undefined {
 /** Runs background jobs. */
 export class JobScheduler {
   private readonly workers = new Map<string, Worker>();
-  private readonly queue: string[] = [];
+  /** Jobs queued on the engine and not started yet. */
   private readonly queued = new Set<string>();
   private readonly progress = new Map<string, JobProgress>();
   /** Jobs to run again once their current worker has finished (a repair, a refused question). */
   private readonly again = new Set<string>();
   private closed = false;
 
+  private readonly engine: JobEngine;
+
   constructor(
     private readonly services: AgentServices,
     private readonly jobs: JobStore,
     private readonly host: JobHost,
-  ) {}
+    engine?: JobEngine,
+  ) {
+    this.engine = engine ?? new InProcessEngine(services.config.jobs.maxParallel);
+  }
 
   private get config(): Config['jobs'] {
     return this.services.config.jobs;
   }
 
-  /** Jobs running now, and waiting for a slot. */
-  get load(): { running: number; queued: number } {
-    return { running: this.workers.size, queued: this.queue.length };
+  /** Which engine runs the jobs. */
+  get engineName(): JobEngine['name'] {
+    return this.engine.name;
   }
 
-  /** Picks up the jobs the previous process left unfinished. */
+  /** Jobs running now, and waiting for a slot. */
+  get load(): { running: number; queued: number } {
+    return { running: this.workers.size, queued: this.queued.size };
+  }
+
+  /** Starts the engine, then picks up the jobs the previous process left unfinished. */
   async start(): Promise<void> {
+    await this.engine.start((id) => this.runOne(id));
+    this.services.log.info({ engine: this.engine.name }, 'job engine started');
     for (const job of await this.jobs.unfinished()) {
       if (job.state === 'waiting_approval') continue;
       if (job.state === 'in_progress') await this.markInterrupted(job.id);
@@ -104,11 +117,11 @@ export class JobScheduler {
   /** Stops every worker; running jobs stay `in_progress` and resume at the next start. */
   async stop(): Promise<void> {
     this.closed = true;
-    this.queue.length = 0;
     this.queued.clear();
     const running = [...this.workers.values()];
     for (const worker of running) worker.abort.abort('shutdown' satisfies StopReason);
     await Promise.all(running.map((worker) => worker.done));
+    await this.engine.stop();
   }
 
   /** Creates a job: persisted as `pending` first, then scheduled. */
@@ -136,7 +149,7 @@ export class JobScheduler {
       await worker.done;
       return { ok: true, message: `Job ${id} was cancelled.` };
     }
-    this.unqueue(id);
+    this.queued.delete(id);
     const ended = await this.jobs.transition(id, 'cancelled', (record) => (record.result = `cancelled by ${by}`));
     if (!ended.ok) return { ok: false, message: `Job ${id} could not be cancelled: ${ended.reason}.` };
     if (job.state === 'waiting_approval') await this.host.cancelQuestion(jobThreadKey(id), by);
@@ -190,31 +203,27 @@ export class JobScheduler {
 
   private schedule(id: string): void {
     if (this.closed || this.workers.has(id) || this.queued.has(id)) return;
-    this.queue.push(id);
     this.queued.add(id);
-    this.pump();
-  }
-
-  private unqueue(id: string): void {
-    if (!this.queued.delete(id)) return;
-    this.queue.splice(this.queue.indexOf(id), 1);
-  }
-
-  private pump(): void {
-    while (!this.closed && this.workers.size < this.config.maxParallel && this.queue.length) {
-      const id = this.queue.shift()!;
+    this.engine.enqueue(id).catch((error: unknown) => {
       this.queued.delete(id);
-      const abort = new AbortController();
-      const worker: Worker = { abort, done: Promise.resolve() };
-      this.workers.set(id, worker);
-      worker.done = this.work(id, abort)
-        .catch((error: unknown) => this.services.log.error({ err: error, job: id }, 'job worker failed'))
-        .finally(() => {
-          this.workers.delete(id);
-          if (this.again.delete(id)) this.schedule(id);
-          this.pump();
-        });
-    }
+      this.services.log.error({ err: error, job: id }, 'could not queue a job run; it runs again at the next start');
+    });
+  }
+
+  /** The engine starts a run: one worker per job, whatever the engine delivers twice. */
+  private async runOne(id: string): Promise<void> {
+    this.queued.delete(id);
+    if (this.closed || this.workers.has(id)) return;
+    const abort = new AbortController();
+    const worker: Worker = { abort, done: Promise.resolve() };
+    this.workers.set(id, worker);
+    worker.done = this.work(id, abort)
+      .catch((error: unknown) => this.services.log.error({ err: error, job: id }, 'job worker failed'))
+      .finally(() => {
+        this.workers.delete(id);
+        if (this.again.delete(id)) this.schedule(id);
+      });
+    await worker.done;
   }
 
   /** One run of a job, to an end, a question, a stop or `stuck`. */
