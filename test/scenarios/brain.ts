@@ -20,6 +20,11 @@ export class Brain {
   /** Answers one request. */
   respond = (request: FakeLlmRequest): FakeLlmEntry => {
     const messages = request.messages;
+    // A background job (its system prompt says so): one calculator call, then the report.
+    if (/background job/.test(String(messages[0]?.content ?? ''))) {
+      const results = messages.filter((message) => message.role === 'tool').map((message) => unwrap(String(message.content)));
+      return results.length ? textReply(`DONE: the job found ${results.join(' | ')}`) : toolCallReply([{ name: 'calculator', arguments: { expression: '6*7' } }]);
+    }
     const last = messages[messages.length - 1];
     if (last?.role === 'user' && String(last.content).startsWith('The user saw that you were repeating')) return textReply('ok, trying another way');
     if (last?.role === 'tool') return this.afterTools(messages);
@@ -30,7 +35,7 @@ export class Brain {
   private forText(raw: string, request: FakeLlmRequest): FakeLlmEntry {
     const text = raw.replace(/^\[[^\]]*\]\s*/, '').trim();
     const offered = new Set((request.tools ?? []).map((tool) => tool.function.name));
-    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle|long|table|stream)\b\s*(.*)$/i.exec(text);
+    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle|long|table|stream|bg)\b\s*(.*)$/i.exec(text);
     if (!command) return textReply(`echo: ${text}`);
     const [, verb, rest] = command as unknown as [string, string, string];
     const call = (name: string, args: Record<string, unknown>) =>
@@ -52,6 +57,8 @@ export class Brain {
         return textReply(LONG_ANSWER);
       case 'table':
         return textReply(TABLE_ANSWER);
+      case 'bg':
+        return call('create_job', { title: rest || 'multiply', goal: `work out 6*7 (${rest})`, tools: ['calculator'] });
       case 'stream':
         // About 3 s of output: long enough for the bot to show the answer while it is being written.
         return textReply(STREAMED_ANSWER, { chunkSize: 20, chunkDelayMs: 100 });

@@ -441,6 +441,28 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await waitForMessage(h, dm, 'danger done on wait 3500', 10_000);
     });
 
+    it('a background job asked for in a DM runs on its own and posts its progress and result there', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'bg answer');
+      const prompt = await waitForApproval(h, dm);
+      expect(prompt.text).toContain('create_job');
+      await h.driver.pressApproval(dm, alice, prompt, 'approve');
+      await waitForMessage(h, dm, /Job \S+ "answer" is done\.\s+the job found .*6\*7 = 42/s, 10_000);
+      await waitForMessage(h, dm, /✅ Job \S+ "answer": done/);
+      await h.driver.sendCommand(dm, alice, 'jobs');
+      await waitFor(() => seenBy(alice, dm).some((t) => /Jobs:\n• ✅ Job \S+ "answer": done/.test(t)), () => `the job list; seen ${JSON.stringify(seenBy(alice, dm))}`);
+    });
+
+    itNeeds(groups, 'in a group, a background job is refused: creating one needs an approval', async () => {
+      await start();
+      const group = h.driver.group();
+      await h.driver.sendMessage(group, alice, 'bg grouped', { mention: true });
+      await waitForMessage(h, group, /result: .*direct message/);
+      expect(h.driver.approvals(group)).toHaveLength(0);
+      expect(await h.app.services.jobs.list()).toEqual([]);
+    });
+
     it('a tool that always needs approval offers no "always allow"', async () => {
       await start();
       const dm = h.driver.dm(alice);
