@@ -243,6 +243,8 @@ export class CommandHandler {
     const own = await this.services.usage.userToday(userId);
     const priceUnknown = this.services.models.list().some((choice) => !choice.price);
     const lines = [`Your usage today: ${formatUsage(own, { priceUnknown })}.`];
+    const jobs = await this.services.usage.userJobsToday(userId);
+    if (jobs.calls) lines.push(`Of which your background jobs: ${formatUsage(jobs, { priceUnknown })}.`);
     const limit = this.services.config.agent.dailyCostLimitUsd;
     if (limit > 0) lines.push(`Daily limit: $${limit.toFixed(2)}.`);
     if (await this.authority.isChatAdmin(event.chat, event.sender.id)) lines.push(`Everyone today: ${formatUsage(await this.services.usage.totalToday(), { priceUnknown })}.`);

@@ -44,10 +44,11 @@ export class UsageLedger {
     this.days = store.namespace('usage', UsageTotalsSchema, 1);
   }
 
-  /** Records one model call for a user (qualified id). */
-  async record(userId: string, response: LlmResponse): Promise<void> {
+  /** Records one model call for a user (qualified id); a background job's call is also counted apart. */
+  async record(userId: string, response: LlmResponse, options: { job?: boolean } = {}): Promise<void> {
     const day = dayOf(this.now());
-    for (const key of [`user:${userId}:${day}`, `total:${day}`]) {
+    const keys = [`user:${userId}:${day}`, `total:${day}`, ...(options.job ? [`jobs:${userId}:${day}`] : [])];
+    for (const key of keys) {
       // Kept in memory from the read to the change: an eviction in between would lose it.
       this.inUse.set(key, (this.inUse.get(key) ?? 0) + 1);
       try {
@@ -65,6 +66,11 @@ export class UsageLedger {
   /** A user's usage today. */
   async userToday(userId: string): Promise<UsageTotals> {
     return { ...(await this.totals(`user:${userId}:${dayOf(this.now())}`)) };
+  }
+
+  /** The part of a user's usage today that their background jobs made. */
+  async userJobsToday(userId: string): Promise<UsageTotals> {
+    return { ...(await this.totals(`jobs:${userId}:${dayOf(this.now())}`)) };
   }
 
   /** Everyone's usage today. */

@@ -106,7 +106,7 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
     });
     finishStep(this.job, step, 'done');
     // The owner pays for their job: its calls count toward their usage and ceiling.
-    await this.services.usage.record(this.job.owner, response);
+    await this.services.usage.record(this.job.owner, response, { job: true });
     return response;
   }
 

@@ -278,7 +278,7 @@ export class JobScheduler {
       complete: async (messages) => {
         const response = await this.services.models.providerFor(undefined).complete({ messages: messages[0]?.role === 'system' ? messages : [system, ...messages], signal });
         // Planning and the completion check are the owner's calls too.
-        await this.services.usage.record(job.owner, response);
+        await this.services.usage.record(job.owner, response, { job: true });
         return response;
       },
       hasMessages: async () => Boolean((await this.jobs.get(job.id))?.inbox.length),

@@ -181,6 +181,9 @@ for (const engine of ENGINES) {
         // One status message, edited to its final state.
         expect(texts().filter((t) => /^✅ Job \S+ "Job count": done/.test(t))).toHaveLength(1);
         expect(texts().some((t) => /chat: .*\{"id":"j\w+","state":"pending"\}/.test(t)), JSON.stringify(texts())).toBe(true);
+        // The job's two model calls are its owner's, and /usage shows them apart.
+        rig.platform.channel.command({ chat: dm, sender: ada, name: 'usage', args: '' });
+        await rig.platform.waitFor(() => texts().some((t) => /Of which your background jobs: .* over 2 model calls/.test(t)), 5_000, 'the usage with the jobs');
       });
 
       it('is refused in a group: create_job needs an approval, which a group cannot give', async () => {
