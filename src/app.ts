@@ -15,6 +15,9 @@ import { UsageLedger } from './agent/usage.js';
 import type { Channel, ChannelDeps } from './channels/types.js';
 import type { Config } from './config/schema.js';
 import { JobStore } from './jobs/job-store.js';
+import { isRedisUrl } from './store/url.js';
+import { RedisClaims, RoutineStore, StoreClaims } from './routines/routine.js';
+import { routineToolSource } from './routines/tools.js';
 import { jobToolSource } from './jobs/tools.js';
 import { ModelCatalog } from './llm/models.js';
 import { OpenAiProvider } from './llm/openai-provider.js';
@@ -136,6 +139,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     journal: new TurnJournal(store, log),
     events,
     jobs: new JobStore(store, log),
+    routines: new RoutineStore(store, log),
+    firingClaims: isRedisUrl(config.storeUrl) ? new RedisClaims(config.storeUrl!) : new StoreClaims(store),
   };
   const runtime = new Runtime(services, channels);
   // The job tools reach the runtime's scheduler; they are offered from the start like every source.
@@ -148,6 +153,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       readOnlyTools: () => registry.list().filter((tool) => tool.readOnly).map((tool) => tool.name),
     }),
   );
+  registry.addSource(routineToolSource({ config, routines: services.routines, history: services.history, scheduler: () => runtime.routines }));
   let stopping: Promise<void> | undefined;
   const stop = async (reason: string) => {
     await runtime.shutdown(reason);

@@ -15,6 +15,8 @@ import { Authority } from './authority.js';
 import type { JobRecord } from '../jobs/job.js';
 import { jobStatusLine } from '../jobs/progress.js';
 import type { JobScheduler } from '../jobs/scheduler.js';
+import type { Routine } from '../routines/routine.js';
+import type { RoutineScheduler } from '../routines/scheduler.js';
 import { zeroUsage } from './history.js';
 import type { AgentServices } from './services.js';
 import type { StopResult } from './thread-runner.js';
@@ -27,6 +29,9 @@ const TOOL_ARG: CommandArg = { name: 'tool', description: 'Tool name', kind: 'wo
 
 /** A background job's id. */
 const JOB_ARG: CommandArg = { name: 'id', description: 'Job id (from /jobs)', kind: 'word', required: true };
+
+/** A routine's id. */
+const ROUTINE_ARG: CommandArg = { name: 'id', description: 'Routine id (from /routines)', kind: 'word', required: true };
 
 /** Every command pincer knows: help, parsing and every platform's registration come from this table. */
 export const COMMANDS: CommandSpec[] = [
@@ -85,6 +90,18 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'retry', description: 'Run an ended job again', args: [JOB_ARG] },
     ],
   },
+  {
+    name: 'routines',
+    description: 'Your reminders and scheduled work (admins: every routine here)',
+    defaultSub: 'list',
+    subcommands: [
+      { name: 'list', description: 'List the routines with their next firing' },
+      { name: 'pause', description: 'Stop a routine from firing', args: [ROUTINE_ARG] },
+      { name: 'resume', description: 'Let a paused routine fire again', args: [ROUTINE_ARG] },
+      { name: 'delete', description: 'Delete a routine', args: [ROUTINE_ARG] },
+      { name: 'run', description: 'Run a routine now, once', args: [ROUTINE_ARG] },
+    ],
+  },
   { name: 'help', description: 'List the commands', aliases: ['start'] },
   { name: 'shutdown', description: 'Shut the bot down (owners)', who: 'owner' },
 ];
@@ -105,6 +122,8 @@ export interface CommandHost {
   shutdown(reason: string): void;
   /** The background jobs. */
   jobs(): JobScheduler;
+  /** The routines. */
+  routines(): RoutineScheduler;
 }
 
 /** The canonical name of a command, or undefined when unknown. */
@@ -185,6 +204,8 @@ export class CommandHandler {
         return this.model(event, parsed, key);
       case 'jobs':
         return this.jobs(event, parsed);
+      case 'routines':
+        return this.routines(event, parsed);
       case 'shutdown':
         this.host.shutdown(`/shutdown by ${event.sender.name}`);
         return 'Shutting down.';
@@ -296,6 +317,37 @@ export class CommandHandler {
         return (await this.host.jobs().cancel(id, event.sender.name)).message;
       default:
         return (await this.host.jobs().retry(id)).message;
+    }
+  }
+
+  /** Lists, pauses, resumes, deletes or runs routines: people their own; admins of a chat those created in its scope. */
+  private async routines(event: InboundCommand, parsed: ParsedCommand): Promise<string | { text: string; private: boolean }> {
+    const userId = qualifiedUserId(event.chat.channel, event.sender.id);
+    const admin = await this.authority.isChatAdmin(event.chat, event.sender.id);
+    const scheduler = this.host.routines();
+    const visible = (routine: Routine) => routine.owner === userId || (admin && routine.origin.scope === event.chat.scope);
+    if ((parsed.sub ?? 'list') === 'list') {
+      const routines = (await this.services.routines.list(admin ? { scope: event.chat.scope } : { owner: userId })).filter(visible).slice(0, 30);
+      if (!routines.length) return 'No routines here. Ask me for a reminder or for something to do on a schedule.';
+      return `Routines:\n${routines.map((routine) => `• ${scheduler.describe(routine)}`).join('\n')}`;
+    }
+    const id = String(parsed.args.id).trim();
+    const routine = await this.services.routines.get(id);
+    if (!routine || !visible(routine)) return { text: `There is no routine ${id} of yours here. /routines lists them.`, private: true };
+    switch (parsed.sub) {
+      case 'pause':
+        await scheduler.pause(id);
+        return `Routine ${id} is paused.`;
+      case 'resume': {
+        const resumed = await scheduler.resume(id);
+        return resumed ? `Routine ${id} is on again: ${scheduler.describe(resumed)}.` : `There is no routine ${id}.`;
+      }
+      case 'delete':
+        await scheduler.delete(id);
+        return `Routine ${id} is deleted.`;
+      default:
+        await scheduler.runNow(id);
+        return `Routine ${id} ran now; its schedule is unchanged.`;
     }
   }
 

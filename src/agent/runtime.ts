@@ -14,6 +14,8 @@ import { InboundLimiter } from './inbound-limits.js';
 import { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
 import { jobEngineFor } from '../jobs/engine.js';
+import { BullMqTimers, InProcessTimers, RoutineScheduler } from '../routines/scheduler.js';
+import { isRedisUrl } from '../store/url.js';
 import { JobScheduler, jobIdOfThread } from '../jobs/scheduler.js';
 import { formatElapsed, type TurnActivity } from './presenter.js';
 import { ThreadRunner, type RunnerContext, type StopResult } from './thread-runner.js';
@@ -33,6 +35,8 @@ export class Runtime {
   private readonly approvals: ApprovalFlow;
   /** Background jobs. */
   readonly jobs: JobScheduler;
+  /** Routines: reminders and scheduled work. */
+  readonly routines: RoutineScheduler;
   private readonly inflight = new Set<Promise<unknown>>();
   private stopping: Promise<void> | undefined;
   private resolveDone!: (reason: string) => void;
@@ -67,6 +71,14 @@ export class Runtime {
       },
       jobEngineFor(services.config, services.log),
     );
+    const redis = isRedisUrl(services.config.storeUrl);
+    this.routines = new RoutineScheduler(
+      services,
+      services.routines,
+      services.firingClaims,
+      redis ? new BullMqTimers(services.config.storeUrl!, services.log) : new InProcessTimers(),
+      () => this.jobs,
+    );
     this.engine = new TurnEngine(services, this.approvals);
     this.journal = services.journal;
     this.runnerContext = {
@@ -91,6 +103,7 @@ export class Runtime {
       describeThread: (key) => this.describeThread(key),
       shutdown: (reason) => void this.shutdown(reason),
       jobs: () => this.jobs,
+      routines: () => this.routines,
     });
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
@@ -119,6 +132,7 @@ export class Runtime {
     await this.approvals.restore();
     await this.recover();
     await this.jobs.start();
+    await this.routines.start();
     void Promise.all(started.map((channel) => this.consume(channel))).then(() => this.shutdown('every channel stream ended'));
   }
 
@@ -193,8 +207,8 @@ export class Runtime {
     this.approvals.close();
     for (const runner of this.runners.values()) runner.close();
     const deadline = new Promise((resolve) => setTimeout(resolve, config.agent.shutdownTimeoutMs).unref());
-    // Running jobs stop where they are and resume at the next start.
-    await Promise.race([Promise.all([this.idle(), this.jobs.stop()]), deadline]);
+    // Running jobs stop where they are and resume at the next start; routines' next firings wait.
+    await Promise.race([Promise.all([this.idle(), this.jobs.stop(), this.routines.stop()]), deadline]);
     await Promise.race([Promise.allSettled([...this.channels.values()].map((channel) => channel.stop())), deadline]);
     // Messages that arrived while the channels were closing are kept for the next run.
     await Promise.race([Promise.allSettled([...this.inflight]), deadline]);

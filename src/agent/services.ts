@@ -13,6 +13,7 @@ import type { ApprovalBook } from './approval-book.js';
 import type { AgentEvents } from './events.js';
 import type { ThreadHistory } from './history.js';
 import type { JobStore } from '../jobs/job-store.js';
+import type { FiringClaims, RoutineStore } from '../routines/routine.js';
 import type { ModelCatalog } from '../llm/models.js';
 import type { Outbox } from './outbox.js';
 import type { TurnJournal } from './turn-journal.js';
@@ -40,4 +41,7 @@ export interface AgentServices {
   events: AgentEvents;
   /** Background jobs' records. */
   jobs: JobStore;
+  /** Routines' records, and the claims that make each firing run once. */
+  routines: RoutineStore;
+  firingClaims: FiringClaims;
 }

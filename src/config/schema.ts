@@ -98,6 +98,16 @@ export const JobsConfigSchema = z.strictObject({
   timeoutMinutes: z.number().positive().max(24 * 60).default(30),
 });
 
+/** Routines: reminders and scheduled work (SPEC section 13). */
+export const RoutinesConfigSchema = z.strictObject({
+  /** The time zone of routines that name none (IANA, e.g. Europe/Berlin). */
+  timezone: z.string().default('UTC'),
+  /** A firing missed by less than this (a duration: 30m, 1h, 1d) runs once at start; older ones are skipped. */
+  catchUpWindow: z.string().regex(/^(\d+(\.\d+)?[smhdw])+$/, 'a duration such as 30m, 1h or 1d').default('1h'),
+  /** The shortest time between two firings of one routine. */
+  minIntervalSeconds: z.number().int().min(1).default(60),
+});
+
 /** The LLM endpoint (any OpenAI-compatible Chat Completions API). */
 export const LlmConfigSchema = z.strictObject({
   baseUrl: httpUrl().optional(),
@@ -249,6 +259,7 @@ export const ConfigSchema = z.strictObject({
   agent: AgentConfigSchema.default(AgentConfigSchema.parse({})),
   tools: ToolsConfigSchema.default(ToolsConfigSchema.parse({})),
   jobs: JobsConfigSchema.default(JobsConfigSchema.parse({})),
+  routines: RoutinesConfigSchema.default(RoutinesConfigSchema.parse({})),
   terminal: z
     .strictObject({ enabled: z.enum(['auto', 'on', 'off']).default('auto'), userName: z.string().default('owner') })
     .default({ enabled: 'auto', userName: 'owner' }),

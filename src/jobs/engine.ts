@@ -8,7 +8,7 @@
 import type { Queue, Worker } from 'bullmq';
 import type { Config } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import { storeSchemeOf } from '../store/url.js';
+import { isRedisUrl } from '../store/url.js';
 
 /** Runs one job to its next stop; resolves when the run is over. */
 export type RunJob = (id: string) => Promise<void>;
@@ -116,7 +116,6 @@ export class BullMqEngine implements JobEngine {
 /** BullMQ when the store is Redis (jobs queue next to the state), in this process otherwise. */
 export function jobEngineFor(config: Pick<Config, 'storeUrl' | 'jobs'>, log: Logger): JobEngine {
   const url = config.storeUrl;
-  const scheme = url ? storeSchemeOf(url) : undefined;
-  if (url && (scheme === 'redis' || scheme === 'rediss')) return new BullMqEngine({ url, maxParallel: config.jobs.maxParallel, log });
+  if (url && isRedisUrl(url)) return new BullMqEngine({ url, maxParallel: config.jobs.maxParallel, log });
   return new InProcessEngine(config.jobs.maxParallel);
 }

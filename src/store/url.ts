@@ -22,3 +22,9 @@ export function storeSchemeOf(url: string): StoreScheme | undefined {
 export function withoutPassword(text: string): string {
   return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@]*:)[^\s@/]*@/gi, '$1***@');
 }
+
+/** Whether `url` names a Redis store (`redis://`, `rediss://`). */
+export function isRedisUrl(url: string | undefined): boolean {
+  const scheme = url ? storeSchemeOf(url) : undefined;
+  return scheme === 'redis' || scheme === 'rediss';
+}

@@ -35,7 +35,7 @@ export class Brain {
   private forText(raw: string, request: FakeLlmRequest): FakeLlmEntry {
     const text = raw.replace(/^\[[^\]]*\]\s*/, '').trim();
     const offered = new Set((request.tools ?? []).map((tool) => tool.function.name));
-    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle|long|table|stream|bg)\b\s*(.*)$/i.exec(text);
+    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle|long|table|stream|bg|daily)\b\s*(.*)$/i.exec(text);
     if (!command) return textReply(`echo: ${text}`);
     const [, verb, rest] = command as unknown as [string, string, string];
     const call = (name: string, args: Record<string, unknown>) =>
@@ -57,6 +57,8 @@ export class Brain {
         return textReply(LONG_ANSWER);
       case 'table':
         return textReply(TABLE_ANSWER);
+      case 'daily':
+        return call('schedule', { message: rest || 'stand up', cron: '0 9 * * *' });
       case 'bg':
         return call('create_job', { title: rest || 'multiply', goal: `work out 6*7 (${rest})`, tools: ['calculator'] });
       case 'stream':

@@ -27,12 +27,12 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** Waits until `probe` returns a value (not undefined/false), or fails with `what`. */
-export async function waitFor<T>(probe: () => T | undefined | false, what: string | (() => string), timeoutMs = 10_000): Promise<T> {
+/** Waits until `probe` returns a value (not undefined, null or false), or fails with `what`. */
+export async function waitFor<T>(probe: () => T | undefined | null | false, what: string | (() => string), timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
-    if (value !== undefined && value !== false) return value;
+    if (value !== undefined && value !== null && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${typeof what === 'string' ? what : what()}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }

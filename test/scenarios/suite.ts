@@ -463,6 +463,26 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       expect(await h.app.services.jobs.list()).toEqual([]);
     });
 
+    it('/routines lists a daily reminder with its next firing, pauses it and deletes it', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'daily water the plants');
+      const prompt = await waitForApproval(h, dm);
+      expect(prompt.text).toMatch(/every day at 09:00 UTC/);
+      await h.driver.pressApproval(dm, alice, prompt, 'approve');
+      await waitForMessage(h, dm, /result: .*"id":"r\w+"/);
+      const seen = () => seenBy(alice, dm).join('\n');
+      await h.driver.sendCommand(dm, alice, 'routines');
+      const listed = await waitFor(() => /• (r\w+): reminder "water the plants", every day at 09:00 UTC; next \d{4}-\d\d-\d\d 09:00 UTC/.exec(seen()) ?? undefined, () => `the list; seen ${seen()}`);
+      const id = listed[1]!;
+      await h.driver.sendCommand(dm, alice, 'routines', `pause ${id}`);
+      await waitFor(() => seen().includes(`Routine ${id} is paused.`), () => `the pause; seen ${seen()}`);
+      expect((await h.app.services.routines.get(id))?.enabled).toBe(false);
+      await h.driver.sendCommand(dm, alice, 'routines', `delete ${id}`);
+      await waitFor(() => seen().includes(`Routine ${id} is deleted.`), () => `the deletion; seen ${seen()}`);
+      expect(await h.app.services.routines.list()).toEqual([]);
+    });
+
     it('a tool that always needs approval offers no "always allow"', async () => {
       await start();
       const dm = h.driver.dm(alice);

@@ -1,0 +1,276 @@
+/**
+ * Fires routines at their times. Each firing is claimed by its id (routine id
+ * and scheduled time) before it runs: a retry, a restart or a second instance
+ * that reaches the same firing finds it claimed and does nothing. A claimed
+ * firing then runs: a reminder is posted, a prompt becomes a background job.
+ * A kill in the instant between the claim and the post loses that one firing
+ * rather than risk posting it twice.
+ *
+ * Timers: in this process, or BullMQ delayed jobs (the firing id as job id)
+ * when the store is Redis, so that the next firing is waiting in Redis even
+ * while no instance runs. After downtime, the latest firing missed by less
+ * than `routines.catchUpWindow` runs once at start; older ones are recorded as
+ * skipped.
+ */
+import type { Queue, Worker } from 'bullmq';
+import type { AgentServices } from '../agent/services.js';
+import type { JobScheduler } from '../jobs/scheduler.js';
+import type { Logger } from '../log.js';
+import { firingId, type FiringClaims, type Routine, type RoutineStore } from './routine.js';
+import { describeSchedule, nextFiring, parseDuration } from './schedule.js';
+
+/** Why a firing runs. */
+type FiringReason = 'scheduled' | 'catch-up' | 'manual';
+
+/** Arms the firing of a routine at a time; `fire` is called then. */
+export interface RoutineTimers {
+  readonly name: 'in-process' | 'bullmq';
+  start(fire: (routineId: string, at: number) => Promise<void>): Promise<void>;
+  arm(routineId: string, at: number): Promise<void>;
+  disarm(routineId: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** setTimeout can wait at most this long; longer waits are re-armed. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/** Timers in this process. */
+export class InProcessTimers implements RoutineTimers {
+  readonly name = 'in-process';
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private fire: ((routineId: string, at: number) => Promise<void>) | undefined;
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  async start(fire: (routineId: string, at: number) => Promise<void>): Promise<void> {
+    this.fire = fire;
+  }
+
+  async arm(routineId: string, at: number): Promise<void> {
+    await this.disarm(routineId);
+    const wait = Math.max(0, at - this.now());
+    const timer = setTimeout(() => {
+      this.timers.delete(routineId);
+      if (wait > MAX_TIMEOUT_MS) void this.arm(routineId, at);
+      else void this.fire?.(routineId, at);
+    }, Math.min(wait, MAX_TIMEOUT_MS));
+    timer.unref();
+    this.timers.set(routineId, timer);
+  }
+
+  async disarm(routineId: string): Promise<void> {
+    clearTimeout(this.timers.get(routineId));
+    this.timers.delete(routineId);
+  }
+
+  async stop(): Promise<void> {
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+  }
+}
+
+/** BullMQ delayed jobs on the Redis store: one per firing, its id the firing id (added twice, kept once). */
+export class BullMqTimers implements RoutineTimers {
+  readonly name = 'bullmq';
+  private queue: Queue | undefined;
+  private worker: Worker | undefined;
+
+  constructor(
+    private readonly url: string,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async start(fire: (routineId: string, at: number) => Promise<void>): Promise<void> {
+    const { Queue, Worker } = await import('bullmq');
+    const connection = { url: this.url, maxRetriesPerRequest: null };
+    this.queue = new Queue('pincer-routines', { connection });
+    this.worker = new Worker('pincer-routines', async (entry) => {
+      const { routineId, at } = entry.data as { routineId: string; at: number };
+      await fire(routineId, at);
+    }, { connection, concurrency: 4 });
+    this.worker.on('error', (error) => this.log.error({ err: error }, 'routine queue error'));
+    await this.worker.waitUntilReady();
+  }
+
+  async arm(routineId: string, at: number): Promise<void> {
+    await this.queue?.add('fire', { routineId, at }, { jobId: firingId(routineId, at), delay: Math.max(0, at - this.now()), removeOnComplete: true, removeOnFail: 100 });
+  }
+
+  async disarm(routineId: string): Promise<void> {
+    // A firing left in the queue finds its routine paused or gone and does nothing.
+    void routineId;
+  }
+
+  async stop(): Promise<void> {
+    await this.worker?.close();
+    await this.queue?.close();
+  }
+}
+
+/** The routines of a running bot. */
+export class RoutineScheduler {
+  private closed = false;
+
+  constructor(
+    private readonly services: AgentServices,
+    private readonly routines: RoutineStore,
+    private readonly claims: FiringClaims,
+    private readonly timers: RoutineTimers,
+    private readonly jobs: () => JobScheduler,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Which timers fire the routines. */
+  get timersName(): RoutineTimers['name'] {
+    return this.timers.name;
+  }
+
+  /** Catches up what was missed while down, then arms every enabled routine. */
+  async start(): Promise<void> {
+    await this.timers.start((routineId, at) => this.fire(routineId, at, 'scheduled'));
+    const window = parseDuration(this.services.config.routines.catchUpWindow) ?? 3_600_000;
+    const now = this.now();
+    for (const routine of await this.routines.list()) {
+      if (!routine.enabled || routine.nextAt === undefined) continue;
+      if (routine.nextAt > now) {
+        await this.timers.arm(routine.id, routine.nextAt);
+        continue;
+      }
+      await this.catchUp(routine, now, window);
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.closed = true;
+    await this.timers.stop();
+    await this.claims.close();
+  }
+
+  /** Stores a new routine and arms its first firing. */
+  async add(routine: Routine): Promise<Routine> {
+    const created = await this.routines.create(routine);
+    if (created.enabled && created.nextAt !== undefined) await this.timers.arm(created.id, created.nextAt);
+    return created;
+  }
+
+  async pause(id: string): Promise<Routine | undefined> {
+    const routine = await this.routines.update(id, (entry) => (entry.enabled = false));
+    await this.timers.disarm(id);
+    return routine;
+  }
+
+  async resume(id: string): Promise<Routine | undefined> {
+    const now = this.now();
+    const routine = await this.routines.update(id, (entry) => {
+      entry.enabled = true;
+      delete entry.pausedReason;
+      entry.nextAt = nextFiring(entry.schedule, entry.timezone, now);
+    });
+    if (routine?.nextAt !== undefined) await this.timers.arm(id, routine.nextAt);
+    return routine;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    await this.timers.disarm(id);
+    return this.routines.delete(id);
+  }
+
+  /** Runs a routine now, outside its schedule (its next firing stays as it was). */
+  async runNow(id: string): Promise<boolean> {
+    const routine = await this.routines.get(id);
+    if (!routine) return false;
+    await this.fire(id, this.now(), 'manual');
+    return true;
+  }
+
+  /** The latest missed firing within the window runs once; older missed ones are recorded as skipped. */
+  private async catchUp(routine: Routine, now: number, window: number): Promise<void> {
+    const missed: number[] = [];
+    for (let at: number | undefined = routine.nextAt; at !== undefined && at <= now && missed.length < 1_000; at = nextFiring(routine.schedule, routine.timezone, at)) missed.push(at);
+    const latest = missed.at(-1);
+    const runs = latest !== undefined && now - latest <= window ? latest : undefined;
+    const skipped = missed.filter((at) => at !== runs).slice(-20);
+    const next = nextFiring(routine.schedule, routine.timezone, now);
+    await this.routines.update(routine.id, (entry) => {
+      entry.skipped.push(...skipped.map((at) => ({ at, recordedAt: now })));
+      if (next === undefined) delete entry.nextAt;
+      else entry.nextAt = next;
+    });
+    if (skipped.length) this.services.log.info({ routine: routine.id, skipped: skipped.length }, 'routine firings missed while down were skipped');
+    if (runs !== undefined) await this.fire(routine.id, runs, 'catch-up');
+    if (next !== undefined) await this.timers.arm(routine.id, next);
+  }
+
+  /** One firing: claimed, checked, run, and the next one armed. */
+  private async fire(routineId: string, at: number, reason: FiringReason): Promise<void> {
+    if (this.closed) return;
+    const routine = await this.routines.get(routineId);
+    if (!routine) return;
+    // A timer of an older schedule (paused, resumed, or run by another instance) is not this firing.
+    if (reason === 'scheduled' && (!routine.enabled || routine.nextAt !== at)) return;
+    const id = reason === 'manual' ? `${firingId(routineId, at)}_manual` : firingId(routineId, at);
+    if (!(await this.claims.claim(id))) {
+      this.services.log.debug({ routine: routineId, at }, 'routine firing already claimed');
+      return;
+    }
+    const result = await this.run(routine, at);
+    const next = reason === 'manual' ? routine.nextAt : nextFiring(routine.schedule, routine.timezone, Math.max(at, this.now()));
+    const updated = await this.routines.update(routineId, (entry) => {
+      entry.lastAt = at;
+      entry.lastResult = result.text;
+      if (result.pause) {
+        entry.enabled = false;
+        entry.pausedReason = result.pause;
+      }
+      if (reason !== 'manual') {
+        if (next === undefined) delete entry.nextAt;
+        else entry.nextAt = next;
+      }
+    });
+    if (result.pause) await this.tellOwner(routine, `⏸️ Routine ${routine.id} "${routine.name}" is paused: ${result.pause}. Fix it and use /routines resume ${routine.id}.`);
+    if (updated?.enabled && reason !== 'manual' && next !== undefined) await this.timers.arm(routineId, next);
+  }
+
+  /** Posts a reminder or starts the prompt's job; a broken configuration pauses instead of spending tokens. */
+  private async run(routine: Routine, at: number): Promise<{ text: string; pause?: string }> {
+    const { registry, outbox, log } = this.services;
+    const address = { channel: routine.origin.channel, chatId: routine.origin.chatId, ...(routine.origin.subId ? { subId: routine.origin.subId } : {}) };
+    if (routine.action.kind === 'message') {
+      const sent = await outbox.send(address, `⏰ ${routine.action.text}`);
+      if (!sent) return { text: 'the reminder could not be posted', pause: 'its conversation could not be reached' };
+      log.info({ routine: routine.id, at }, 'reminder sent');
+      return { text: 'reminder sent' };
+    }
+    const unknown = routine.tools.filter((tool) => tool !== '*' && !registry.get(tool));
+    if (unknown.length) return { text: 'not run', pause: `it uses ${unknown.length === 1 ? 'a tool that does not exist' : 'tools that do not exist'}: ${unknown.join(', ')}` };
+    if (!outbox.channelOf(address)) return { text: 'not run', pause: `its conversation is on ${routine.origin.channel}, which is not running` };
+    const { jobs } = this.services.config;
+    const job = await this.jobs().create({
+      title: routine.name,
+      goal: routine.action.prompt,
+      owner: routine.owner,
+      ownerName: routine.ownerName,
+      origin: routine.origin,
+      tools: routine.tools,
+      plan: false,
+      maxIterations: jobs.maxIterations,
+      timeoutMs: Math.round(jobs.timeoutMinutes * 60_000),
+    });
+    return { text: `started job ${job.id}` };
+  }
+
+  private async tellOwner(routine: Routine, text: string): Promise<void> {
+    const address = { channel: routine.origin.channel, chatId: routine.origin.chatId, ...(routine.origin.subId ? { subId: routine.origin.subId } : {}) };
+    await this.services.outbox.send(address, text);
+  }
+
+  /** A routine in one line, for lists. */
+  describe(routine: Routine): string {
+    const now = this.now();
+    const what = routine.action.kind === 'message' ? `reminder "${routine.action.text}"` : `job "${routine.name}"`;
+    const when = describeSchedule(routine.schedule, routine.timezone, now);
+    const state = !routine.enabled ? `paused${routine.pausedReason ? ` (${routine.pausedReason})` : ''}` : routine.nextAt !== undefined ? `next ${new Date(routine.nextAt).toISOString().slice(0, 16).replace('T', ' ')} UTC` : 'done';
+    return `${routine.id}: ${what}, ${when}; ${state}`;
+  }
+}

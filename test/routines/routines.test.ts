@@ -1,0 +1,158 @@
+/**
+ * Routines through the whole app: a reminder asked for in a DM arrives once;
+ * also when the bot restarts between scheduling and firing; after downtime a
+ * firing missed by 10 minutes runs once and one missed by a day is skipped
+ * and recorded; two instances on one Redis store post it once.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp, type App } from '../../src/app.js';
+import { parseConfig } from '../../src/config/load.js';
+import { silentLogger } from '../../src/log.js';
+import { RoutineStore, type Routine } from '../../src/routines/routine.js';
+import { Store } from '../../src/store/store.js';
+import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { startAppRig, type AppRig } from '../support/app-rig.js';
+import { TestPlatform, testDm } from '../support/test-channel.js';
+
+let rig: AppRig | undefined;
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+const ada = { id: 'owner', name: 'Ada' };
+const dm = testDm(ada.id);
+
+/** "remind <text> in <seconds>" becomes a `schedule` call; after it, the model repeats the result. */
+function model(request: FakeLlmRequest): FakeLlmEntry {
+  const last = request.messages.at(-1)!;
+  if (last.role === 'tool') return textReply(`scheduled: ${String(last.content).replace(/\s+/g, ' ')}`);
+  const asked = /remind (.+) in ([\d.]+)s/.exec(String(last.content));
+  if (!asked) return textReply('ok');
+  const at = new Date(Date.now() + Number(asked[2]) * 1000).toISOString();
+  return toolCallReply([{ name: 'schedule', arguments: { message: asked[1], at } }]);
+}
+
+function reminders(platform: TestPlatform, text: string): string[] {
+  return platform.messagesIn(dm).map((m) => m.text).filter((t) => t === `⏰ ${text}`);
+}
+
+async function approve(index: number): Promise<void> {
+  const prompt = await rig!.platform.waitFor(() => rig!.platform.approvalsIn(dm)[index], 5_000, `approval prompt #${index + 1}`);
+  expect(prompt.text).toMatch(/Schedule the reminder .* once, today at \d\d:\d\d UTC\. Next: today at/);
+  rig!.platform.channel.press(prompt.prompt.id, 'approve', ada);
+}
+
+/** A routine record as the schedule tool makes it, for tests that write the store directly. */
+function reminder(id: string, text: string, nextAt: number): Routine {
+  return {
+    id,
+    name: text,
+    owner: 'test:owner',
+    ownerName: 'Ada',
+    origin: { channel: 'test', chatId: dm.chatId, kind: 'dm', scope: 'global' },
+    schedule: { kind: 'every', everyMs: 86_400_000, from: nextAt },
+    timezone: 'UTC',
+    action: { kind: 'message', text },
+    tools: [],
+    enabled: true,
+    nextAt,
+    skipped: [],
+    createdAt: nextAt - 86_400_000,
+  };
+}
+
+describe('routines', () => {
+  it('a reminder asked for in a DM arrives once, at its time', async () => {
+    rig = await startAppRig({ responder: model });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'remind stretch in 1.5s' });
+    await approve(0);
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(dm).some((m) => /scheduled: .*"id":"r\w+"/.test(m.text)), 5_000, 'the confirmation');
+    await rig.platform.waitFor(() => reminders(rig!.platform, 'stretch').length === 1, 5_000, 'the reminder');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(reminders(rig.platform, 'stretch')).toHaveLength(1);
+    const [routine] = await rig.app.services.routines.list();
+    expect(routine).toMatchObject({ lastResult: 'reminder sent', owner: 'test:owner' });
+    expect(routine!.nextAt).toBeUndefined();
+  });
+
+  it('arrives exactly once when the bot restarts between scheduling and firing', async () => {
+    rig = await startAppRig({ responder: model });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'remind water in 2s' });
+    await approve(0);
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(dm).some((m) => /scheduled:/.test(m.text)), 5_000, 'the confirmation');
+    await rig.stopApp();
+    await rig.startApp();
+    await rig.platform.waitFor(() => reminders(rig!.platform, 'water').length === 1, 6_000, 'the reminder after the restart');
+    // And once more across another restart after the firing: nothing fires again.
+    await rig.stopApp();
+    await rig.startApp();
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(reminders(rig.platform, 'water')).toHaveLength(1);
+  });
+
+  it('after downtime: a firing missed by 10 minutes runs once at start, one missed by a day is skipped and recorded', async () => {
+    rig = await startAppRig({ responder: model });
+    await rig.stopApp();
+    const store = await Store.open({ url: undefined, dataDir: rig.dir, log: silentLogger });
+    const routines = new RoutineStore(store, silentLogger);
+    const now = Date.now();
+    await routines.create(reminder('rrecent01', 'recent', now - 10 * 60_000));
+    await routines.create({ ...reminder('rstale001', 'stale', now - 86_400_000 - 60_000), schedule: { kind: 'at', at: now - 86_400_000 - 60_000 } });
+    await store.close();
+    await rig.startApp();
+    await rig.platform.waitFor(() => reminders(rig!.platform, 'recent').length === 1, 5_000, 'the caught-up reminder');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(reminders(rig.platform, 'recent')).toHaveLength(1);
+    expect(reminders(rig.platform, 'stale')).toHaveLength(0);
+    const stale = await rig.app.services.routines.get('rstale001');
+    expect(stale!.skipped.map((entry) => entry.at)).toEqual([now - 86_400_000 - 60_000]);
+    const recent = await rig.app.services.routines.get('rrecent01');
+    expect(recent!.nextAt).toBe(now - 10 * 60_000 + 86_400_000);
+    // Another restart does not catch up the same firing again.
+    await rig.stopApp();
+    await rig.startApp();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(reminders(rig.platform, 'recent')).toHaveLength(1);
+  });
+
+  it.skipIf(!process.env.PINCER_TEST_REDIS_URL)(
+    `two instances on one Redis store post a reminder once${process.env.PINCER_TEST_REDIS_URL ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)'}`,
+    async () => {
+      const url = new URL(process.env.PINCER_TEST_REDIS_URL!);
+      url.pathname = '/6';
+      const redis = new Redis(url.toString());
+      await redis.flushdb();
+      redis.disconnect();
+      const llm: FakeLlm = await startFakeLlm({ responder: () => textReply('ok') });
+      cleanups.push(() => llm.close());
+      const platform = new TestPlatform();
+      const apps: App[] = [];
+      for (const name of ['a', 'b']) {
+        const dir = mkdtempSync(join(tmpdir(), `pincer-routines-${name}-`));
+        cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
+        const config = parseConfig({ dataDir: dir, storeUrl: url.toString(), owners: ['test:owner'], llm: { baseUrl: llm.url, model: 'fake-model', stream: false } });
+        const app = await createApp({ config, channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
+        await app.start();
+        apps.push(app);
+        cleanups.push(() => app.stop('test over'));
+      }
+      const [a, b] = apps as [App, App];
+      expect(a.runtime.routines.timersName).toBe('bullmq');
+      const at = Date.now() + 1_500;
+      await a.runtime.routines.add({ ...reminder('rshared01', 'shared', at), schedule: { kind: 'at', at } });
+      // The other instance arms the same firing too: one queue entry, one claim.
+      await b.runtime.routines.resume('rshared01');
+      await platform.waitFor(() => reminders(platform, 'shared').length === 1, 6_000, 'the shared reminder');
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(reminders(platform, 'shared')).toHaveLength(1);
+    },
+    20_000,
+  );
+});
