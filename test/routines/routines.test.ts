@@ -122,6 +122,24 @@ describe('routines', () => {
     expect(reminders(rig.platform, 'recent')).toHaveLength(1);
   });
 
+  it('a prompt routine runs as a job of its owner and posts the result; one with an unknown tool is paused and its owner told', async () => {
+    rig = await startAppRig({
+      responder: (request) => (/background job/.test(String(request.messages[0]?.content)) ? textReply('DONE: the news is quiet today') : model(request)),
+    });
+    const at = Date.now() + 1_000;
+    await rig.app.runtime.routines.add({ ...reminder('rnews0001', 'news', at), schedule: { kind: 'at', at }, action: { kind: 'prompt', prompt: 'summarise the news' }, tools: ['time'] });
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(dm).some((m) => /Job \S+ "news" is done\.\s+the news is quiet today/.test(m.text)), 6_000, 'the job result');
+    const [job] = await rig.app.services.jobs.list();
+    expect(job).toMatchObject({ owner: 'test:owner', goal: 'summarise the news', tools: ['time'] });
+    expect((await rig.app.services.routines.get('rnews0001'))!.lastResult).toMatch(/^started job j/);
+
+    const later = Date.now() + 800;
+    await rig.app.runtime.routines.add({ ...reminder('rbroken01', 'broken', later), schedule: { kind: 'at', at: later }, action: { kind: 'prompt', prompt: 'use the gone tool' }, tools: ['no_such_tool'] });
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(dm).some((m) => /Routine rbroken01 "broken" is paused: it uses a tool that does not exist: no_such_tool/.test(m.text)), 5_000, 'the pause notice');
+    expect((await rig.app.services.routines.get('rbroken01'))).toMatchObject({ enabled: false });
+    expect(await rig.app.services.jobs.list()).toHaveLength(1);
+  });
+
   it.skipIf(!process.env.PINCER_TEST_REDIS_URL)(
     `two instances on one Redis store post a reminder once${process.env.PINCER_TEST_REDIS_URL ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)'}`,
     async () => {
