@@ -14,7 +14,9 @@ import type { AgentServices } from './agent/services.js';
 import { UsageLedger } from './agent/usage.js';
 import type { Channel, ChannelDeps } from './channels/types.js';
 import type { Config } from './config/schema.js';
+import { PINCER_VERSION } from './cli/version.js';
 import { JobStore } from './jobs/job-store.js';
+import { McpServerSource } from './mcp/server-source.js';
 import { isRedisUrl } from './store/url.js';
 import { RedisClaims, RoutineStore, StoreClaims } from './routines/routine.js';
 import { routineToolSource } from './routines/tools.js';
@@ -153,6 +155,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       readOnlyTools: () => registry.list().filter((tool) => tool.readOnly).map((tool) => tool.name),
     }),
   );
+  for (const [name, server] of Object.entries(config.mcp.servers)) registry.addSource(new McpServerSource(name, server, log.child({ mcp: name }), PINCER_VERSION));
   registry.addSource(routineToolSource({ config, routines: services.routines, history: services.history, scheduler: () => runtime.routines }));
   let stopping: Promise<void> | undefined;
   const stop = async (reason: string) => {

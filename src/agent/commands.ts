@@ -102,6 +102,7 @@ export const COMMANDS: CommandSpec[] = [
       { name: 'run', description: 'Run a routine now, once', args: [ROUTINE_ARG] },
     ],
   },
+  { name: 'mcp', description: 'The MCP tool servers: state, transport, tools, last error (admins)', who: 'admin' },
   { name: 'help', description: 'List the commands', aliases: ['start'] },
   { name: 'shutdown', description: 'Shut the bot down (owners)', who: 'owner' },
 ];
@@ -206,6 +207,8 @@ export class CommandHandler {
         return this.jobs(event, parsed);
       case 'routines':
         return this.routines(event, parsed);
+      case 'mcp':
+        return this.mcp();
       case 'shutdown':
         this.host.shutdown(`/shutdown by ${event.sender.name}`);
         return 'Shutting down.';
@@ -318,6 +321,17 @@ export class CommandHandler {
       default:
         return (await this.host.jobs().retry(id)).message;
     }
+  }
+
+  /** Each MCP server's state, transport, tool count and last error. */
+  private mcp(): string {
+    const servers = this.services.registry.sourceStatuses().filter((source) => source.name.startsWith('mcp:'));
+    if (!servers.length) return 'No MCP servers are configured (mcp.servers in the config).';
+    const lines = servers.map(
+      (server) =>
+        `• ${server.name.slice(4)}: ${server.state}${server.transport ? ` (${server.transport})` : ''}, ${server.tools} tool${server.tools === 1 ? '' : 's'}${server.lastError ? `; last error: ${server.lastError}` : ''}`,
+    );
+    return `MCP servers:\n${lines.join('\n')}`;
   }
 
   /** Lists, pauses, resumes, deletes or runs routines: people their own; admins of a chat those created in its scope. */

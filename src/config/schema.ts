@@ -108,6 +108,46 @@ export const RoutinesConfigSchema = z.strictObject({
   minIntervalSeconds: z.number().int().min(1).default(60),
 });
 
+/** Environment variables a stdio MCP server may not be given: they change how programs load code. */
+export const REFUSED_SERVER_ENV = /^(NODE_OPTIONS|NODE_PATH|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_.*|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|PERL5LIB|RUBYOPT|BASH_ENV|ENV)$/;
+
+const ApprovalModeSchema = z.enum(['never', 'unlessAutoApproved', 'always']);
+
+/** One MCP server: a command to spawn (stdio) or a URL (streamable HTTP, falling back to SSE). */
+export const McpServerSchema = z
+  .strictObject({
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).default([]),
+    /** The server's whole environment besides PATH and HOME: pincer's own variables are never passed. */
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .superRefine((env, ctx) => {
+        for (const key of Object.keys(env)) {
+          if (REFUSED_SERVER_ENV.test(key)) ctx.addIssue({ code: 'custom', message: `${key} changes how the server loads code and is not passed to MCP servers` });
+        }
+      }),
+    cwd: z.string().optional(),
+    url: httpUrl().optional(),
+    headers: z.record(z.string(), z.string()).default({}),
+    /** Only these tools (by the server's names); default all. */
+    include: z.array(z.string()).optional(),
+    exclude: z.array(z.string()).default([]),
+    approval: ApprovalModeSchema.default('unlessAutoApproved'),
+    /** Per tool (by the server's name): `{ approval }`. */
+    tools: z.record(z.string(), z.strictObject({ approval: ApprovalModeSchema })).default({}),
+    /** One call's time limit. */
+    timeoutMs: z.number().int().positive().default(60_000),
+    /** How long the server has to start and list its tools. */
+    startTimeoutMs: z.number().int().positive().default(20_000),
+  })
+  .refine((server) => Boolean(server.command) !== Boolean(server.url), { message: 'give either command (a stdio server) or url (an HTTP server), not both' });
+
+/** MCP tool servers (SPEC section 14). */
+export const McpConfigSchema = z.strictObject({
+  servers: z.record(z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'server names: 1-32 letters, digits, _ or -'), McpServerSchema).default({}),
+});
+
 /** The LLM endpoint (any OpenAI-compatible Chat Completions API). */
 export const LlmConfigSchema = z.strictObject({
   baseUrl: httpUrl().optional(),
@@ -260,6 +300,7 @@ export const ConfigSchema = z.strictObject({
   tools: ToolsConfigSchema.default(ToolsConfigSchema.parse({})),
   jobs: JobsConfigSchema.default(JobsConfigSchema.parse({})),
   routines: RoutinesConfigSchema.default(RoutinesConfigSchema.parse({})),
+  mcp: McpConfigSchema.default(McpConfigSchema.parse({})),
   terminal: z
     .strictObject({ enabled: z.enum(['auto', 'on', 'off']).default('auto'), userName: z.string().default('owner') })
     .default({ enabled: 'auto', userName: 'owner' }),

@@ -146,9 +146,9 @@ function checkedEntry(tool: Tool, existing: Map<string, RegisteredTool>, source:
   if (holder) {
     throw new ConfigError([holder.source === source ? `tool "${tool.name}" is registered twice` : `tool "${tool.name}" of ${source} has the name of a tool of ${holder.source}`]);
   }
-  const schema = toolParametersSchema(tool.parameters);
+  const schema = tool.inputSchema ?? toolParametersSchema(tool.parameters);
   if (schema.type !== 'object') {
-    throw new ConfigError([`tool "${tool.name}": parameters must be a zod object schema`]);
+    throw new ConfigError([`tool "${tool.name}": parameters must be an object schema`]);
   }
   return { tool, schema, source };
 }

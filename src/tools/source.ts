@@ -18,6 +18,8 @@ export interface SourceStatus {
   tools: number;
   /** The last failure, in plain words. */
   lastError?: string;
+  /** How it is reached (`stdio`, `streamable-http`...), where that means something. */
+  transport?: string;
 }
 
 /** A provider of tools; see the module comment. */

@@ -69,6 +69,12 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
   sensitiveParams?: string[];
   /** Default 60 s. */
   timeoutMs?: number;
+  /**
+   * The JSON Schema offered to the model, when the tool brings its own (an MCP
+   * server's); `parameters` then only checks that the arguments are an object,
+   * and the tool's own side validates them.
+   */
+  inputSchema?: Record<string, unknown>;
   rateLimit?: ToolRateLimit;
 }
 

@@ -9,3 +9,6 @@ export async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+/** A local port free right now, for a server a test starts itself. */
+export const freePort = closedPort;

@@ -1,0 +1,268 @@
+/**
+ * One MCP server as a tool source (SPEC section 14): its tools reach the model
+ * as `<server>__<tool>` and run through the same pipeline as every tool
+ * (policy, permissions, approvals, rate limits, audit, output safety).
+ *
+ * - stdio servers are spawned with `PATH`, `HOME` and their configured `env`
+ *   only, never pincer's credentials; HTTP servers are reached with streamable
+ *   HTTP, or SSE for older ones.
+ * - Start is bounded; a server that fails or exits is restarted with backoff,
+ *   its tools absent meanwhile (the model is never offered a dead tool), and
+ *   the bot runs on. `tools/list_changed` refreshes the list, and its revision,
+ *   so the next model request offers the new tools.
+ * - Calls have the server's time limit; /stop aborts them, which sends the
+ *   protocol's cancellation.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { McpServerSchema } from '../config/schema.js';
+import { ToolError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { SourceState, SourceStatus, ToolSource } from '../tools/source.js';
+import type { Tool } from '../tools/types.js';
+import { modelToolNames } from './names.js';
+import { resultText, type McpContent } from './results.js';
+
+/** A server's configuration (config `mcp.servers.<name>`). */
+export type McpServerConfig = z.infer<typeof McpServerSchema>;
+
+/** How a server is reached. */
+export type McpTransportName = 'stdio' | 'streamable-http' | 'sse';
+
+/** What `/mcp` shows of a server. */
+export interface McpServerStatus extends SourceStatus {
+  server: string;
+  transport: McpTransportName;
+}
+
+/** Backoff of restarts: the first wait, doubled each time, up to the last. */
+const RESTART_DELAYS_MS = { first: 1_000, max: 60_000 };
+/** Lines of a stdio server's stderr kept for its last error. */
+const STDERR_LINES = 5;
+
+/** Arguments of an MCP tool: any object; the server validates them against its schema. */
+const ARGUMENTS = z.record(z.string(), z.unknown());
+
+/** One configured MCP server, offering its tools. */
+export class McpServerSource implements ToolSource {
+  readonly name: string;
+  private client: Client | undefined;
+  private state: SourceState = 'stopped';
+  private list: Tool[] = [];
+  private version = 0;
+  private readonly listeners = new Set<() => void>();
+  private lastError: string | undefined;
+  private transportName: McpTransportName;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private attempts = 0;
+  private stopped = false;
+  private stderrTail: string[] = [];
+
+  constructor(
+    readonly server: string,
+    private readonly config: McpServerConfig,
+    private readonly log: Logger,
+    private readonly clientVersion = '0.0.0',
+  ) {
+    this.name = `mcp:${server}`;
+    this.transportName = config.command ? 'stdio' : 'streamable-http';
+  }
+
+  /** Connects within the start time; a failure is recorded and retried later, never thrown. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.connect();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.restartTimer);
+    const client = this.client;
+    this.client = undefined;
+    this.setTools([]);
+    this.state = 'stopped';
+    await client?.close().catch(() => undefined);
+  }
+
+  tools(): readonly Tool[] {
+    return this.list;
+  }
+
+  revision(): number {
+    return this.version;
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  status(): McpServerStatus {
+    return { server: this.server, transport: this.transportName, state: this.state, tools: this.list.length, ...(this.lastError ? { lastError: this.lastError } : {}) };
+  }
+
+  private async connect(): Promise<void> {
+    this.state = 'starting';
+    const timeout = this.config.startTimeoutMs;
+    let client: Client | undefined;
+    const opening = this.open();
+    try {
+      client = await withTimeout(opening, timeout, `did not start within ${timeout / 1000} s`);
+      this.client = client;
+      client.onclose = () => this.lost(client!, 'the server closed the connection');
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+        await this.refresh(client!).catch((error: unknown) => this.log.warn({ err: error, server: this.server }, 'MCP tool list refresh failed'));
+      });
+      await withTimeout(this.refresh(client), timeout, `did not list its tools within ${timeout / 1000} s`);
+      this.state = 'ready';
+      this.attempts = 0;
+      delete this.lastError;
+      this.log.info({ server: this.server, transport: this.transportName, tools: this.list.length }, 'MCP server ready');
+    } catch (error) {
+      // A server that answers after its time is closed rather than left running unseen.
+      if (!client) void opening.then((late) => late.close()).catch(() => undefined);
+      await client?.close().catch(() => undefined);
+      if (this.client === client) this.client = undefined;
+      this.failed(describe(error, this.stderrTail));
+    }
+  }
+
+  /** Opens a client over the configured transport (streamable HTTP falling back to SSE). */
+  private async open(): Promise<Client> {
+    const { config } = this;
+    if (config.command) {
+      this.transportName = 'stdio';
+      const transport = new StdioClientTransport({
+        command: config.command,
+        args: config.args,
+        env: serverEnvironment(config.env),
+        ...(config.cwd ? { cwd: config.cwd } : {}),
+        stderr: 'pipe',
+      });
+      transport.stderr?.on('data', (chunk: Buffer) => this.keepStderr(chunk.toString('utf8')));
+      return this.connectOver(transport);
+    }
+    const url = new URL(config.url!);
+    const requestInit = { headers: config.headers };
+    try {
+      this.transportName = 'streamable-http';
+      return await this.connectOver(new StreamableHTTPClientTransport(url, { requestInit }));
+    } catch (error) {
+      this.log.info({ server: this.server, err: error }, 'streamable HTTP failed; trying SSE');
+      this.transportName = 'sse';
+      return this.connectOver(new SSEClientTransport(url, { requestInit }));
+    }
+  }
+
+  private async connectOver(transport: Transport): Promise<Client> {
+    const client = new Client({ name: 'pincer', version: this.clientVersion }, { capabilities: {} });
+    await client.connect(transport);
+    return client;
+  }
+
+  /** Reads the server's tools (every page) and makes them pincer tools. */
+  private async refresh(client: Client): Promise<void> {
+    const listed: Array<{ name: string; description?: string; inputSchema: Record<string, unknown> }> = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined);
+      listed.push(...(page.tools as typeof listed));
+      cursor = page.nextCursor;
+    } while (cursor);
+    const { include, exclude } = this.config;
+    const kept = listed.filter((tool) => (!include || include.includes(tool.name)) && !exclude.includes(tool.name));
+    const names = modelToolNames(this.server, kept.map((tool) => tool.name));
+    this.setTools(kept.map((tool, i) => this.toTool(tool, names[i]!)));
+  }
+
+  private toTool(tool: { name: string; description?: string; inputSchema: Record<string, unknown> }, modelName: string): Tool {
+    const approval = this.config.tools[tool.name]?.approval ?? this.config.approval;
+    return {
+      name: modelName,
+      description: `${(tool.description ?? tool.name).slice(0, 1_000)} (tool "${tool.name}" of the MCP server ${this.server})`,
+      parameters: ARGUMENTS,
+      inputSchema: objectSchema(tool.inputSchema),
+      // A server's read-only hint is its own claim: its tools ask like any tool with side effects.
+      readOnly: false,
+      requiresApproval: () => approval,
+      timeoutMs: this.config.timeoutMs + 1_000,
+      describe: () => `Call "${tool.name}" on the MCP server ${this.server}`,
+      execute: async (args, ctx) => {
+        const client = this.client;
+        if (!client || this.state !== 'ready') throw new ToolError(`the MCP server ${this.server} is not running right now; try again later.`);
+        const result = await client.callTool({ name: tool.name, arguments: args as Record<string, unknown> }, undefined, { signal: ctx.signal, timeout: this.config.timeoutMs });
+        const text = resultText(result.content as McpContent[] | undefined, result.structuredContent);
+        if (result.isError) throw new ToolError(`the MCP server ${this.server} reported an error: ${text}`);
+        return text;
+      },
+    };
+  }
+
+  private lost(client: Client, reason: string): void {
+    if (this.stopped || this.client !== client) return;
+    this.client = undefined;
+    this.failed(this.stderrTail.length ? `${reason}: ${this.stderrTail.join(' | ')}` : reason);
+  }
+
+  /** Records a failure, removes the tools and schedules a restart with backoff. */
+  private failed(reason: string): void {
+    this.state = 'failed';
+    this.lastError = reason;
+    this.setTools([]);
+    if (this.stopped) return;
+    const delay = Math.min(RESTART_DELAYS_MS.max, RESTART_DELAYS_MS.first * 2 ** this.attempts);
+    this.attempts += 1;
+    this.log.warn({ server: this.server, reason, retryInMs: delay }, 'MCP server unavailable; its tools are withdrawn until it is back');
+    clearTimeout(this.restartTimer);
+    this.restartTimer = setTimeout(() => void this.connect(), delay);
+    this.restartTimer.unref();
+  }
+
+  private setTools(tools: Tool[]): void {
+    if (!tools.length && !this.list.length) return;
+    this.list = tools;
+    this.version += 1;
+    for (const listener of this.listeners) listener();
+  }
+
+  private keepStderr(text: string): void {
+    for (const line of text.split('\n').map((entry) => entry.trim()).filter(Boolean)) {
+      this.stderrTail.push(line.slice(0, 300));
+      if (this.stderrTail.length > STDERR_LINES) this.stderrTail.shift();
+    }
+  }
+}
+
+/** A stdio server's whole environment: `PATH`, `HOME` and what its config lists. */
+export function serverEnvironment(env: Record<string, string>, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const base: Record<string, string> = {};
+  for (const key of ['PATH', 'HOME']) if (parent[key]) base[key] = parent[key]!;
+  return { ...base, ...env };
+}
+
+/** A server's input schema as an object schema (some servers omit `type` or `properties`). */
+function objectSchema(schema: Record<string, unknown> | undefined): Record<string, unknown> {
+  const copy: Record<string, unknown> = { ...(schema ?? {}) };
+  delete copy.$schema;
+  copy.type = 'object';
+  copy.properties ??= {};
+  return copy;
+}
+
+function describe(error: unknown, stderr: readonly string[]): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return stderr.length ? `${message} (${stderr.join(' | ')})` : message;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,170 @@
+/**
+ * MCP tool servers through the whole app: the published reference server
+ * (`@modelcontextprotocol/server-everything`) over stdio and over streamable
+ * HTTP, and a small server of ours for a crash, a slow call and a tool list
+ * that changes. Its tools go through the same approvals as any tool, a stdio
+ * server sees none of pincer's credentials, and /stop cancels a running call.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/load.js';
+import { textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { startAppRig, type AppRig } from '../support/app-rig.js';
+import { freePort } from '../support/ports.js';
+import { testDm, testGroup } from '../support/test-channel.js';
+
+const require = createRequire(import.meta.url);
+const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
+const FIXTURE = join(import.meta.dirname, '..', 'fakes', 'mcp', 'server.ts');
+
+let rig: AppRig | undefined;
+const cleanups: Array<() => void> = [];
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+  for (const cleanup of cleanups.splice(0)) cleanup();
+});
+
+const ada = { id: 'owner', name: 'Ada' };
+const dm = testDm(ada.id);
+
+/** "call <tool> <json args>" calls the tool; after it, the model repeats the result. */
+function model(request: FakeLlmRequest): FakeLlmEntry {
+  const last = request.messages.at(-1)!;
+  if (last.role === 'tool') return textReply(`result: ${String(last.content).replace(/\s+/g, ' ')}`);
+  const asked = /call (\S+)(?: (\{.*\}))?/.exec(String(last.content));
+  if (!asked) return textReply('ok');
+  return toolCallReply([{ name: asked[1]!, arguments: asked[2] ? (JSON.parse(asked[2]) as Record<string, unknown>) : {} }]);
+}
+
+function texts(): string[] {
+  return rig!.platform.messagesIn(dm).map((m) => m.text);
+}
+
+async function answer(text: string, pattern: RegExp, approve = false): Promise<string> {
+  const before = rig!.platform.approvalsIn(dm).length;
+  rig!.platform.channel.userMessage({ chat: dm, sender: ada, text });
+  if (approve) {
+    const prompt = await rig!.platform.waitFor(() => rig!.platform.approvalsIn(dm)[before], 10_000, 'the approval prompt');
+    rig!.platform.channel.press(prompt.prompt.id, 'approve', ada);
+  }
+  return rig!.platform.waitFor(() => texts().find((t) => pattern.test(t)), 15_000, `a reply matching ${String(pattern)}; seen ${JSON.stringify(texts())}`);
+}
+
+function offered(): string[] {
+  return rig!.app.services.registry.names().filter((name) => name.includes('__'));
+}
+
+describe('MCP servers', () => {
+  it('the reference server over stdio: its tools are offered as everything__*, ask for approval, and run', async () => {
+    process.env.PINCER_TEST_SECRET_VARIABLE = 'sk-should-never-reach-a-server-0000';
+    cleanups.push(() => delete process.env.PINCER_TEST_SECRET_VARIABLE);
+    rig = await startAppRig({
+      responder: model,
+      config: { mcp: { servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'], env: { GREETING: 'hello' } } } } },
+    });
+    expect(offered()).toEqual(expect.arrayContaining(['everything__echo', 'everything__get-sum', 'everything__get-env', 'everything__get-tiny-image']));
+    const echoed = await answer('call everything__echo {"message":"hi there"}', /^result: /, true);
+    expect(echoed).toMatch(/Echo: hi there/);
+    expect(echoed).toMatch(/untrusted/i);
+    const image = await answer('call everything__get-tiny-image', /image\/png/, true);
+    expect(image).toMatch(/\[image: image\/png, [\d.]+ (bytes|KB)\]/);
+    const env = await answer('call everything__get-env', /GREETING/, true);
+    expect(env).toContain('hello');
+    expect(env).not.toContain('PINCER_TEST_SECRET_VARIABLE');
+    expect(env).not.toContain('sk-should-never');
+    rig.platform.channel.command({ chat: dm, sender: ada, name: 'mcp', args: '' });
+    await rig.platform.waitFor(() => texts().some((t) => /• everything: ready \(stdio\), \d+ tools/.test(t)), 5_000, 'the /mcp status');
+  }, 60_000);
+
+  it('in a group, an MCP tool that needs approval is refused without a prompt', async () => {
+    rig = await startAppRig({ responder: model, config: { mcp: { servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } } } });
+    const group = testGroup('g1');
+    rig.platform.channel.userMessage({ chat: group, sender: ada, text: 'call everything__echo {"message":"x"}', mentionsBot: true });
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(group).some((m) => /direct message/.test(m.text)), 10_000, 'the refusal');
+    expect(rig.platform.approvalsIn(group)).toHaveLength(0);
+  }, 60_000);
+
+  it('the reference server over streamable HTTP', async () => {
+    const port = await freePort();
+    const server: ChildProcess = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { PATH: process.env.PATH, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    cleanups.push(() => server.kill());
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the HTTP server did not start')), 20_000);
+      server.stderr!.on('data', (chunk: Buffer) => {
+        if (/listening/i.test(chunk.toString())) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    rig = await startAppRig({ responder: model, config: { mcp: { servers: { web: { url: `http://127.0.0.1:${port}/mcp`, approval: 'never' } } } } });
+    expect(offered()).toContain('web__get-sum');
+    const sum = await answer('call web__get-sum {"a":2,"b":3}', /^result: /);
+    expect(sum).toMatch(/The sum of 2 and 3 is 5/);
+    rig.platform.channel.command({ chat: dm, sender: ada, name: 'mcp', args: '' });
+    await rig.platform.waitFor(() => texts().some((t) => /• web: ready \(streamable-http\)/.test(t)), 5_000, 'the /mcp status');
+  }, 60_000);
+
+  describe('our fixture server', () => {
+    const fixture = (extra: Record<string, unknown> = {}) => {
+      const dir = mkdtempSync(join(tmpdir(), 'pincer-mcp-'));
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      const log = join(dir, 'events.log');
+      return {
+        log,
+        events: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []),
+        config: { mcp: { servers: { fix: { command: process.execPath, args: ['--import', 'tsx', FIXTURE], env: { FIXTURE_LOG: log }, approval: 'never' as const, ...extra } } } },
+      };
+    };
+
+    it('a crash withdraws its tools; the server is restarted and they come back', async () => {
+      const f = fixture();
+      rig = await startAppRig({ responder: model, config: f.config });
+      expect(offered()).toContain('fix__slow');
+      await answer('call fix__crash', /^result: /);
+      await rig.platform.waitFor(() => !offered().includes('fix__slow'), 10_000, 'the tools withdrawn');
+      expect(rig.app.services.registry.sourceStatuses().find((s) => s.name === 'mcp:fix')).toMatchObject({ state: expect.stringMatching(/failed|starting/) });
+      await rig.platform.waitFor(() => offered().includes('fix__slow'), 15_000, 'the tools back after the restart');
+      expect(f.events().filter((e) => e === 'started').length).toBeGreaterThanOrEqual(2);
+    }, 60_000);
+
+    it('a call past the server\'s time limit fails with a clear result', async () => {
+      const f = fixture({ timeoutMs: 500 });
+      rig = await startAppRig({ responder: model, config: f.config });
+      const slow = await answer('call fix__slow {"ms":5000}', /^result: /);
+      expect(slow).toMatch(/time|timed out/i);
+      expect(slow).not.toMatch(/waited 5000 ms/);
+    }, 60_000);
+
+    it('a new tool announced with tools/list_changed is offered in the next model request', async () => {
+      const f = fixture();
+      rig = await startAppRig({ responder: model, config: f.config });
+      expect(offered()).not.toContain('fix__added');
+      await answer('call fix__add_tool', /added the tool/);
+      await rig.platform.waitFor(() => offered().includes('fix__added'), 5_000, 'the new tool');
+      const ran = await answer('call fix__added', /the added tool ran/);
+      expect(ran).toContain('the added tool ran');
+      expect(rig.llm.requests.at(-2)!.tools?.map((t) => t.function.name)).toContain('fix__added');
+    }, 60_000);
+
+    it('/stop cancels a running call with the protocol\'s cancellation', async () => {
+      const f = fixture();
+      rig = await startAppRig({ responder: model, config: f.config });
+      rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'call fix__slow {"ms":30000}' });
+      await rig.platform.waitFor(() => rig!.llm.requests.length === 1, 5_000, 'the model request');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      rig.platform.channel.command({ chat: dm, sender: ada, name: 'stop', args: '' });
+      await rig.platform.waitFor(() => f.events().includes('cancelled 30000'), 5_000, 'the server told of the cancellation');
+    }, 60_000);
+  });
+
+  it('refuses loader variables in a server\'s environment at config load', () => {
+    expect(() => parseConfig({ mcp: { servers: { bad: { command: 'x', env: { NODE_OPTIONS: '--require evil.js' } } } } })).toThrow(/NODE_OPTIONS changes how the server loads code/);
+    expect(() => parseConfig({ mcp: { servers: { both: { command: 'x', url: 'http://127.0.0.1:1/mcp' } } } })).toThrow(/either command .* or url/);
+  });
+});
