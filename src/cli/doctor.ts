@@ -20,6 +20,7 @@ import {
   type CheckResult,
   type CheckStatus,
 } from './checks.js';
+import { checkMcpServers } from './mcp-checks.js';
 
 /** Options of {@link runDoctor}. */
 export interface DoctorOptions {
@@ -66,6 +67,7 @@ export async function runDoctor(options: DoctorOptions): Promise<number> {
   if (config) {
     await checkModel(list, config, options.modelCalls);
     await checkChannels(list, config);
+    list.add(...(await checkMcpServers(config)));
     // The folder first: opening the store tightens the folder's permissions.
     list.add(checkDataDir(config));
     list.add(await checkStore(config));

@@ -246,4 +246,19 @@ describe('pincer doctor', () => {
     expect(run.code).toBe(1);
     expect(lineOf(run, 'store')).toMatch(/^✗ store: cannot open .*\n {4}fix: /);
   });
+
+  it('starts each MCP server and counts its tools; one that cannot start fails with the fix', async () => {
+    const model = await startModel();
+    const file = join(tempDir('pincer-doctor-mcp-'), 'pincer.yaml');
+    const everything = join(process.cwd(), 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+    writeFileSync(
+      file,
+      `mcp:\n  servers:\n    everything:\n      command: ${JSON.stringify(process.execPath)}\n      args: [${JSON.stringify(everything)}, stdio]\n    broken:\n      command: ${JSON.stringify(process.execPath)}\n      args: ["-e", "process.exit(2)"]\n      startTimeoutMs: 3000\n`,
+    );
+    const run = await doctor({ ...llmEnv(model), PINCER_CONFIG: file }, ['--no-model-calls']);
+    expect(lineOf(run, 'MCP server everything')).toMatch(/^✓ MCP server everything: \d+ tools over stdio$/);
+    expect(lineOf(run, 'MCP server broken')).toMatch(/^✗ MCP server broken: did not start \(stdio\): .*\n    fix: check that `.*` runs from this folder with its args/);
+    expect(run.code).toBe(1);
+  }, 30_000);
 });
+

@@ -3,6 +3,7 @@
  * the channel's fake platform and the real platform library. Each scenario gets
  * a fresh app and store; the fake platform lives for the whole suite.
  */
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { roundsExhaustedMessage } from '../../src/agent/guards/notices.js';
 import { NOT_AVAILABLE } from '../../src/channels/access.js';
@@ -481,6 +482,20 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await h.driver.sendCommand(dm, alice, 'routines', `delete ${id}`);
       await waitFor(() => seen().includes(`Routine ${id} is deleted.`), () => `the deletion; seen ${seen()}`);
       expect(await h.app.services.routines.list()).toEqual([]);
+    });
+
+    it('/mcp shows an admin each MCP server\'s state and tool count; anyone else is refused', async () => {
+      const fixture = join(import.meta.dirname, '..', 'fakes', 'mcp', 'server.ts');
+      await start({ mcp: { servers: { fix: { command: process.execPath, args: ['--import', 'tsx', fixture], approval: 'never' as const } } } });
+      const dm = h.driver.dm(owner);
+      await h.driver.sendCommand(dm, owner, 'mcp');
+      await waitFor(() => seenBy(owner, dm).some((t) => /fix: ready \(stdio\), 4 tools/.test(t)), () => `the /mcp status; seen ${JSON.stringify(seenBy(owner, dm))}`);
+      expect(h.llm.requests).toHaveLength(0);
+      if (!driver.singleUser) {
+        const other = h.driver.dm(bob);
+        await h.driver.sendCommand(other, bob, 'mcp');
+        await waitFor(() => seenBy(bob, other).some((t) => /Only an admin/i.test(t)), () => `a refusal; seen ${JSON.stringify(seenBy(bob, other))}`);
+      }
     });
 
     it('a tool that always needs approval offers no "always allow"', async () => {
