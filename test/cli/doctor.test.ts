@@ -257,7 +257,7 @@ describe('pincer doctor', () => {
     );
     const run = await doctor({ ...llmEnv(model), PINCER_CONFIG: file }, ['--no-model-calls']);
     expect(lineOf(run, 'MCP server everything')).toMatch(/^✓ MCP server everything: \d+ tools over stdio$/);
-    expect(lineOf(run, 'MCP server broken')).toMatch(/^✗ MCP server broken: did not start \(stdio\): .*\n    fix: check that `.*` runs from this folder with its args/);
+    expect(lineOf(run, 'MCP server broken')).toMatch(/^✗ MCP server broken: did not start \(stdio\): .*\n {4}fix: check that `.*` runs from this folder with its args/);
     expect(run.code).toBe(1);
   }, 30_000);
 });
