@@ -108,7 +108,10 @@ export class ApprovalFlow {
     this.disarm(approval.id);
     const how = resumptionOf(approval);
     this.resume(approval, how);
-    await this.notify(event, ANSWER_NOTICES[how.kind === 'loop' ? how.choice : how.kind === 'denied' ? 'denied' : 'approved']);
+    // The outcome line says it all where the answer was typed; elsewhere the presser gets a toast.
+    if (!this.services.outbox.channelOf(event.chat)?.capabilities.answersInPlace) {
+      await this.notify(event, ANSWER_NOTICES[how.kind === 'loop' ? how.choice : how.kind === 'denied' ? 'denied' : 'approved']);
+    }
     await this.showOutcome(approval);
   }
 

@@ -172,6 +172,11 @@ export interface ChannelCapabilities {
    * terminal): they count as an owner of the bot.
    */
   localOperator?: boolean;
+  /**
+   * The person sees their own answer to a prompt where they gave it (a typed
+   * letter, then the outcome line): no acknowledgement notice is sent for it.
+   */
+  answersInPlace?: boolean;
 }
 
 /** A small persisted key-value area an adapter may use (e.g. Telegram update ids). */

@@ -38,6 +38,7 @@ export const TERMINAL_CAPABILITIES = {
   minEditIntervalMs: 0,
   typingIntervalMs: 0,
   localOperator: true,
+  answersInPlace: true,
 } as const satisfies ChannelCapabilities;
 
 const PROMPT = '> ';
@@ -152,6 +153,9 @@ export class TerminalChannel implements Channel {
         break;
       case 'answer':
         this.answer(pending!, typed.action);
+        break;
+      case 'retry':
+        this.outbound.notice(`"${typed.text}" is not an answer: type ${offeredKeys(pending!.actions)} (or a sentence to tell me something else).`);
         break;
       case 'not-offered':
         this.outbound.notice(`"${ACTION_VIEWS[typed.action].label}" is not offered for this tool: answer ${offeredKeys(pending!.actions)}.`);

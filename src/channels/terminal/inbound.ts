@@ -12,7 +12,9 @@ export type TypedLine =
   | { kind: 'command'; name: string; args: string }
   | { kind: 'answer'; action: PromptAction }
   /** The letter of a choice the pending prompt does not offer (`a` where Always allow is not offered). */
-  | { kind: 'not-offered'; action: PromptAction };
+  | { kind: 'not-offered'; action: PromptAction }
+  /** One word at a prompt that is not one of its choices (`yy`, `nope`): a typo, asked again. */
+  | { kind: 'retry'; text: string };
 
 /** Whole words that answer too, besides each action's letter. */
 const WORDS: Record<string, PromptAction> = {
@@ -29,8 +31,9 @@ const COMMAND = /^\/([A-Za-z][\w-]*)(?:\s+([\s\S]*))?$/;
 
 /**
  * Interprets `line`. `pending` is the prompt the next answer goes to; without
- * one, `y` or `yes` is an ordinary message. A letter of another prompt's
- * choice (`c` while an approval waits) is an ordinary message too.
+ * one, `y` or `yes` is an ordinary message. While one waits, any other single
+ * word (`yy`, `nope`, a letter of another prompt's choices) is asked again,
+ * and a sentence is a message.
  *
  * @example interpretLine('/policy list', undefined) // { kind: 'command', name: 'policy', args: 'list' }
  */
@@ -43,6 +46,8 @@ export function interpretLine(line: string, pending: { actions: readonly PromptA
   if (action === 'always' && pending?.actions.includes('approve')) return { kind: 'not-offered', action };
   const command = COMMAND.exec(text);
   if (command) return { kind: 'command', name: command[1]!.toLowerCase(), args: (command[2] ?? '').trim() };
+  // A sentence at the prompt is the person moving on (the agent reads it as a denial); one word is a slip.
+  if (pending && !/\s/.test(text)) return { kind: 'retry', text };
   return { kind: 'message', text };
 }
 

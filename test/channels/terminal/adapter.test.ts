@@ -146,11 +146,22 @@ describe('TerminalChannel approvals', () => {
     await t.channel.sendApproval(TERMINAL_CHAT, { ...base, title: 'Am I going in circles?', summary: 'The same search ran 3 times.', actions: ['continue', 'stop', 'redirect'] });
     expect(t.printed()).toContain('Am I going in circles?');
     expect(t.printed()).toContain('Your choice? [c]ontinue / [s]top / [t]ry another way:');
-    // `y` answers no question here: it is a message.
+    // `y` answers no question here: it is asked again.
     t.type('y');
-    expect(await t.next()).toMatchObject({ type: 'message', text: 'y' });
     t.type('t');
     expect(await t.next()).toMatchObject({ type: 'approval', approvalId: 'ap1', action: 'redirect' });
+    expect(t.printed()).toContain('"y" is not an answer: type c, s or t');
+  });
+
+  it('asks again after a typo at the prompt, and takes a sentence as a message', async () => {
+    const t = await terminal();
+    await t.channel.sendApproval(TERMINAL_CHAT, prompt());
+    t.type('yy');
+    t.type('nope');
+    t.type('no thanks, do something else');
+    expect(await t.next()).toMatchObject({ type: 'message', text: 'no thanks, do something else' });
+    expect(t.printed()).toContain('"yy" is not an answer: type y, n or a (or a sentence to tell me something else).');
+    expect(t.printed()).toContain('"nope" is not an answer');
   });
 
   it('takes one answer per prompt: the next "y" is a message', async () => {
