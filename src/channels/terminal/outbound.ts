@@ -9,7 +9,7 @@
  * in-progress mark is left out: the open line shows that more is coming, and
  * without the mark each edit of the stream extends what is on screen.
  */
-import { approvalOutcomeLine, approvalPromptText } from '../approval-text.js';
+import { approvalOutcomeLine } from '../approval-text.js';
 import { IN_PROGRESS_MARK, type ApprovalOutcome, type ApprovalPrompt, type SentMessage } from '../types.js';
 import { localAddress } from './access.js';
 import { missingMessageId } from './errors.js';
@@ -68,7 +68,7 @@ export class TerminalOutbound {
    * itself (the adapter sets it); elsewhere it is printed under the prompt.
    */
   approval(prompt: ApprovalPrompt): SentMessage {
-    const text = terminalText(approvalPromptText(prompt));
+    const text = terminalText(terminalPromptText(prompt, this.style));
     const question = this.screen.tty ? '' : `\n${this.style.bold(promptQuestion(prompt.actions).trimEnd())}`;
     this.screen.printBlock(`${text}${question}`);
     return { chat: localAddress(), ids: [this.newId()] };
@@ -103,4 +103,30 @@ export class TerminalOutbound {
 function shownText(text: string): string {
   const clean = terminalText(text);
   return clean.endsWith(IN_PROGRESS_MARK) ? clean.slice(0, -IN_PROGRESS_MARK.length) : clean;
+}
+
+/**
+ * A prompt as the terminal shows it: the headline with the tool, what it will
+ * do, the model's reason, each argument on its own line, and the expiry. No
+ * "only X can answer": one person sits at the keyboard.
+ */
+export function terminalPromptText(prompt: ApprovalPrompt, style: TerminalStyle, now = Date.now()): string {
+  const lines = [style.bold(prompt.tool ? `${prompt.title}: ${prompt.tool}` : prompt.title), prompt.summary];
+  if (prompt.reason) lines.push(`Reason: ${prompt.reason}`);
+  if (prompt.args !== undefined) lines.push(...argumentLines(prompt.args));
+  const minutes = Math.max(1, Math.round((prompt.expiresAt - now) / 60_000));
+  lines.push(style.dim(`Expires in ${minutes} min.`));
+  return lines.join('\n');
+}
+
+/** Arguments (JSON text) one per line, `  name: value`; text that is not a JSON object is shown as it is, indented. */
+function argumentLines(args: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    return args.split('\n').map((line) => `  ${line}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return [`  ${args}`];
+  return Object.entries(parsed as Record<string, unknown>).map(([name, value]) => `  ${name}: ${typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)}`);
 }

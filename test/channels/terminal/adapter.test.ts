@@ -121,11 +121,13 @@ describe('TerminalChannel approvals', () => {
     expect(await t.next()).toMatchObject({ type: 'approval', approvalId: 'ap1', action });
   });
 
-  it('prints the prompt with the tool, the arguments and the question', async () => {
+  it('prints the prompt with the tool, each argument on its line and the question, without "only X can answer"', async () => {
     const t = await terminal();
     await t.channel.sendApproval(TERMINAL_CHAT, prompt());
-    expect(t.printed()).toContain('http_fetch');
-    expect(t.printed()).toContain('{"url":"https://example.com"}');
+    expect(t.printed()).toContain('Approval needed: http_fetch\n');
+    expect(t.printed()).toContain('\n  url: "https://example.com"\n');
+    expect(t.printed()).toMatch(/Expires in \d+ min\./);
+    expect(t.printed()).not.toMatch(/can answer/);
     expect(t.printed()).toContain('Approve? [y]es / [n]o / [a]lways:');
   });
 
