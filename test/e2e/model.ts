@@ -2,6 +2,8 @@
  * The scripted model behind the end-to-end runs:
  *
  * - "write a note": calls the built-in `files_write` with `{ path: "note.txt", content: "hi" }`;
+ * - "fetch <url>": calls `http_fetch` on it;
+ * - "stream please": a long plain answer, streamed slowly ({@link STREAMED_REPLY});
  * - after a tool result: "Done: <result>";
  * - anything else: "You said: <text>".
  */
@@ -20,6 +22,9 @@ export function textOf(message: FakeLlmRequest['messages'][number]): string {
   return '';
 }
 
+/** The answer to "stream please": about 2.5 s of plain text, each sentence numbered. */
+export const STREAMED_REPLY = Array.from({ length: 8 }, (_, i) => `Streamed sentence ${i + 1} of the answer.`).join(' ');
+
 /** Answers one chat-completion request. */
 export function respond(request: FakeLlmRequest): FakeLlmEntry {
   const messages = request.messages;
@@ -31,5 +36,8 @@ export function respond(request: FakeLlmRequest): FakeLlmEntry {
   if (/write a note/i.test(text)) {
     return toolCallReply([{ name: 'files_write', arguments: { path: 'note.txt', content: 'hi' } }]);
   }
+  const fetch = /^fetch (\S+)/i.exec(text);
+  if (fetch) return toolCallReply([{ name: 'http_fetch', arguments: { url: fetch[1] } }]);
+  if (/stream please/i.test(text)) return textReply(STREAMED_REPLY, { chunkSize: 16, chunkDelayMs: 100 });
   return textReply(replyTo(text));
 }

@@ -4,7 +4,9 @@
  * user chats, answers an approval with `y`, and quits with Ctrl+D.
  */
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm } from '../fakes/llm/server.js';
@@ -109,4 +111,55 @@ describe.skipIf(!hasScript)('terminal channel on a pseudo-terminal', () => {
     expect(code, terminal.screen()).toBe(0);
     expect(terminal.screen()).not.toContain(API_KEY);
   }, 45_000);
+
+  it('keeps log lines off the screen, shows a streamed answer once, re-asks after a typo and shows a slow approved tool\'s progress', async () => {
+    llm = await startFakeLlm({ responder: respond, apiKey: API_KEY });
+    const slow = createServer((_request, response) => setTimeout(() => response.end('slow page'), 3_500));
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/page`;
+    const dataDir = tempDir();
+    const configFile = join(tempDir(), 'pincer.yaml');
+    writeFileSync(configFile, 'tools:\n  http:\n    allowHosts: ["127.0.0.1"]\n');
+    try {
+      const terminal = startOnPty({
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: process.env.HOME ?? '/tmp',
+        TERM: 'xterm-256color',
+        PINCER_DATA_DIR: dataDir,
+        PINCER_CONFIG: configFile,
+        PINCER_LOG_LEVEL: 'debug',
+        OPENAI_BASE_URL: llm.url,
+        OPENAI_API_KEY: API_KEY,
+        PINCER_MODEL: 'fake-model',
+      });
+      await terminal.see('Ctrl+D to quit');
+      await terminal.see('logs go to');
+
+      terminal.type('stream please\r');
+      await terminal.see('Streamed sentence 8 of the answer.');
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      expect(terminal.screen().split("Streamed sentence 1 of").length - 1, JSON.stringify(terminal.screen())).toBe(1);
+
+      terminal.type(`fetch ${url}\r`);
+      await terminal.see('Approve? [y]es / [n]o / [a]lways:');
+      terminal.type('yy\r');
+      await terminal.see('"yy" is not an answer');
+      terminal.type('y\r');
+      await waitUntil(() => /Running .?http_fetch.?… \d+ s/.test(terminal.screen()), 10_000, () => `the progress line on screen:\n${terminal.screen()}`);
+      await terminal.see('Done: ');
+
+      // Log lines went to the file, not to the screen.
+      const screen = terminal.screen();
+      expect(screen).not.toMatch(/"level":|\bINFO\b|\bDEBUG\b|channel started/);
+      const log = readFileSync(join(dataDir, 'logs', 'pincer.log'), 'utf8');
+      expect(log).toContain('channel started');
+      expect(log).not.toContain(API_KEY);
+      terminal.type('\x04');
+      expect(await terminal.exited).toBe(0);
+    } finally {
+      slow.closeAllConnections();
+      await new Promise((resolve) => slow.close(resolve));
+    }
+  }, 60_000);
 });
+

@@ -14,7 +14,7 @@ import { IN_PROGRESS_MARK, type ApprovalOutcome, type ApprovalPrompt, type SentM
 import { localAddress } from './access.js';
 import { missingMessageId } from './errors.js';
 import { promptQuestion } from './inbound.js';
-import { terminalText, type TerminalStyle } from './render.js';
+import { renderMarkdown, terminalText, type TerminalStyle } from './render.js';
 import type { Screen } from './screen.js';
 
 /** Messages remembered for edits; older ones are simply printed again when edited. */
@@ -35,27 +35,39 @@ export class TerminalOutbound {
   /** Prints a bot message; it stays open for streaming edits. */
   send(text: string): SentMessage {
     const id = this.newId();
-    const clean = shownText(text);
-    this.screen.startMessage(id, this.prefixed(clean));
-    this.remember(id, clean);
+    const shown = this.shown(text);
+    this.screen.startMessage(id, this.prefixed(shown), isStreaming(text));
+    this.remember(id, shown);
     return { chat: localAddress(), ids: [id] };
   }
 
-  /** Prints the new tail of an extended message, or the whole text when it changed otherwise. */
+  /**
+   * Prints the new tail of an extended message; a message changed otherwise is
+   * redrawn in place while it is the last output on a TTY, and printed again
+   * when that cannot be done.
+   */
   edit(message: SentMessage, text: string): SentMessage {
     const id = message.ids[0];
     if (!id) throw missingMessageId();
-    const clean = shownText(text);
+    const shown = this.shown(text);
+    const streaming = isStreaming(text);
     const before = this.printed.get(id);
-    if (before === clean) return message;
-    if (before !== undefined && clean.startsWith(before)) {
-      const tail = clean.slice(before.length);
-      if (!this.screen.extendMessage(id, tail)) this.screen.startMessage(id, this.prefixed(`…${tail}`));
-    } else {
-      this.screen.startMessage(id, this.prefixed(clean));
+    if (before === shown) return message;
+    if (before !== undefined && shown.startsWith(before)) {
+      const tail = shown.slice(before.length);
+      if (!this.screen.extendMessage(id, tail, streaming)) this.screen.startMessage(id, this.prefixed(`…${tail}`), streaming);
+    } else if (!this.screen.replaceMessage(id, this.prefixed(shown), streaming)) {
+      this.screen.startMessage(id, this.prefixed(shown), streaming);
     }
-    this.remember(id, clean);
+    this.remember(id, shown);
     return message;
+  }
+
+  /** What the terminal prints of a message: streamed or plain text as written, a finished one with markdown rendered on a TTY. */
+  private shown(text: string): string {
+    const clean = shownText(text);
+    if (!this.screen.tty || isStreaming(text) || !MARKDOWN.test(clean)) return clean;
+    return renderMarkdown(clean, Math.max(20, this.screen.columns - this.botName.length - 2));
   }
 
   /** Shows `… thinking` in place of the prompt, on a TTY only. */
@@ -130,3 +142,11 @@ function argumentLines(args: string): string[] {
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return [`  ${args}`];
   return Object.entries(parsed as Record<string, unknown>).map(([name, value]) => `  ${name}: ${typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value)}`);
 }
+
+/** Whether an edit is a streamed answer still being written. */
+function isStreaming(text: string): boolean {
+  return text.endsWith(IN_PROGRESS_MARK);
+}
+
+/** Text with markdown worth rendering: emphasis, code, headings, lists, quotes, tables, links. */
+const MARKDOWN = /\*\*|__|`|^#{1,6} |^\s*[-*+] |^\s*\d+\. |^> |^\|.*\|\s*$|\]\(/m;

@@ -1,9 +1,12 @@
 /**
  * How text looks in the terminal: cleaned of control characters (the agent's
- * outbox has already redacted secrets), and lightly coloured when the output is a colour terminal. Markdown is shown
- * as written: a terminal reader reads `**bold**` and fences fine, and styling
- * by parsing would break when a streamed edit cuts a construct in two.
+ * outbox has already redacted secrets), lightly coloured on a colour
+ * terminal, and on a TTY a finished answer's markdown rendered (bold, code,
+ * lists, tables) with marked and marked-terminal. While an answer streams it
+ * is shown as written: a construct cut in two by an edit cannot be rendered.
  */
+import { Marked } from 'marked';
+import { markedTerminal } from 'marked-terminal';
 /** The few styles the terminal channel uses; identity functions when colour is off. */
 export interface TerminalStyle {
   /** The bot's name in front of its messages. */
@@ -38,4 +41,20 @@ const CONTROL = /[\x00-\x08\x0b-\x1f\x7f\x9b]/g;
  */
 export function terminalText(text: string): string {
   return text.replace(/\r\n/g, '\n').replace(CONTROL, '');
+}
+
+const renderers = new Map<number, Marked>();
+
+/** Markdown rendered for a terminal `width` columns wide; trailing blank lines dropped. */
+export function renderMarkdown(text: string, width: number): string {
+  let marked = renderers.get(width);
+  if (!marked) {
+    marked = new Marked(markedTerminal({ reflowText: false, width, tab: 2 }) as Parameters<Marked['use']>[0]);
+    renderers.set(width, marked);
+  }
+  try {
+    return (marked.parse(text, { async: false }) as string).replace(/\s+$/, '');
+  } catch {
+    return text;
+  }
 }

@@ -11,7 +11,7 @@
  * output never lands in the middle of a half-typed line; elsewhere (a pipe,
  * a test stream) the output is a plain transcript without prompts.
  */
-import { clearLine, cursorTo } from 'node:readline';
+import { clearLine, clearScreenDown, cursorTo, moveCursor } from 'node:readline';
 
 /** How the screen reaches the line editor that owns the prompt. */
 export interface PromptHooks {
@@ -23,12 +23,15 @@ export interface PromptHooks {
 
 /** How long an open message waits for further edits before the prompt comes back. */
 export const SETTLE_MS = 250;
+/** The same for an answer still streaming: edits come about a second apart. */
+export const STREAMING_SETTLE_MS = 30_000;
 
 const NO_PROMPT: PromptHooks = { redraw: () => undefined, isTyping: () => false };
 
 /** The output stream seen as a screen with a prompt line at the bottom. */
 export class Screen {
-  private open?: { id: string; timer: NodeJS.Timeout };
+  /** The message still being written to, and everything written for it (to redraw it in place). */
+  private open?: { id: string; timer: NodeJS.Timeout; written: string };
   private statusShown = false;
   private prompt: PromptHooks = NO_PROMPT;
 
@@ -42,6 +45,11 @@ export class Screen {
     readonly tty: boolean,
     private readonly settleMs = SETTLE_MS,
   ) {}
+
+  /** The output's width in columns (80 when it does not say). */
+  get columns(): number {
+    return (this.output as { columns?: number }).columns ?? 80;
+  }
 
   /** Connects the line editor once it exists; only used on a TTY. */
   attachPrompt(hooks: PromptHooks): void {
@@ -61,20 +69,49 @@ export class Screen {
     this.prompt.redraw();
   }
 
-  /** Prints the start of a bot message and keeps it open for extending edits. */
-  startMessage(id: string, text: string): void {
+  /**
+   * Prints the start of a bot message and keeps it open for extending edits.
+   * A `streaming` message stays open until an edit says it is finished; any
+   * other settles (the prompt comes back) after a quiet moment.
+   */
+  startMessage(id: string, text: string, streaming = false): void {
     this.closeOpen(false);
     this.wipeLine();
     this.output.write(text);
-    this.open = { id, timer: this.settleTimer() };
+    this.open = { id, timer: this.settleTimer(streaming), written: text };
+  }
+
+  /** Whether message `id` is still the last output (open for edits). */
+  isOpen(id: string): boolean {
+    return this.open?.id === id;
+  }
+
+  /**
+   * Redraws the open message `id` with `text` in place (on a TTY: the cursor
+   * goes back over the lines it took, which are cleared); false when it is not
+   * the open message or the output is not a TTY.
+   */
+  replaceMessage(id: string, text: string, streaming = false): boolean {
+    const open = this.open;
+    if (!this.tty || open?.id !== id) return false;
+    clearTimeout(open.timer);
+    const rows = rowsOf(open.written, (this.output as { columns?: number }).columns ?? 80);
+    cursorTo(this.output, 0);
+    if (rows > 1) moveCursor(this.output, 0, -(rows - 1));
+    clearScreenDown(this.output);
+    this.output.write(text);
+    open.written = text;
+    open.timer = this.settleTimer(streaming);
+    return true;
   }
 
   /** Appends to message `id` in place; false when it is no longer the open message. */
-  extendMessage(id: string, tail: string): boolean {
+  extendMessage(id: string, tail: string, streaming = false): boolean {
     if (this.open?.id !== id) return false;
     clearTimeout(this.open.timer);
     this.output.write(tail);
-    this.open.timer = this.settleTimer();
+    this.open.written += tail;
+    this.open.timer = this.settleTimer(streaming);
     return true;
   }
 
@@ -105,8 +142,9 @@ export class Screen {
     this.prompt = NO_PROMPT;
   }
 
-  private settleTimer(): NodeJS.Timeout {
-    const timer = setTimeout(() => this.closeOpen(true), this.settleMs);
+  /** Closes the open message after a quiet moment; a streaming one waits longer (the next edit may be seconds away). */
+  private settleTimer(streaming = false): NodeJS.Timeout {
+    const timer = setTimeout(() => this.closeOpen(true), streaming ? STREAMING_SETTLE_MS : this.settleMs);
     // A message waiting to settle is no reason to keep the process alive.
     timer.unref();
     return timer;
@@ -127,4 +165,12 @@ export class Screen {
     cursorTo(this.output, 0);
     clearLine(this.output, 0);
   }
+}
+
+// eslint-disable-next-line no-control-regex -- measuring what escape sequences do not take up
+const ESCAPES = /\x1b\[[0-9;?]*[A-Za-z]/g;
+
+/** Screen rows `text` takes in a terminal `columns` wide (long lines wrap). */
+export function rowsOf(text: string, columns: number): number {
+  return text.split('\n').reduce((rows, line) => rows + Math.max(1, Math.ceil([...line.replace(ESCAPES, '')].length / Math.max(1, columns))), 0);
 }
