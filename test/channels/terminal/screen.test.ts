@@ -56,6 +56,7 @@ describe('the terminal outbound on a TTY', () => {
     expect(rendered).not.toContain('**');
     expect(rendered).toMatch(/\* one\n\s*\* two/);
     // Redrawn over the streamed text, not printed after it.
+    // eslint-disable-next-line no-control-regex -- the cursor movement is what is checked
     expect(out.written()).toMatch(/- one\x1b\[1G\x1b\[\d+A\x1b\[0Jpincer: /);
     expect(out.written().endsWith(`pincer: ${rendered}`)).toBe(true);
   });
