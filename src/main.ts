@@ -6,6 +6,7 @@
  */
 import { Command, Option } from 'commander';
 import { loadDotEnv } from './cli/dotenv.js';
+import type { InitOptions } from './cli/init.js';
 import { PINCER_VERSION } from './cli/version.js';
 
 const dotEnv = loadDotEnv(process.cwd());
@@ -58,7 +59,7 @@ program
   .option('--owners <list>', 'owners, e.g. telegram:42,discord:1234')
   .option('-y, --yes', 'do not ask: take the flags and defaults, and overwrite existing files')
   .option('--no-check', 'do not check the key, model and tokens by calling the services')
-  .action(async (options: Record<string, unknown>) => {
+  .action(async (options: InitOptions) => {
     const { runInit } = await import('./cli/init.js');
     process.exitCode = await runInit(options);
   });
