@@ -11,7 +11,8 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, textReply, type FakeLlm } from '../fakes/llm/server.js';
 import { ensureBuilt, MAIN } from '../e2e/build.js';
-import { baseEnv, cleanUp, tempDir, waitUntil } from '../e2e/pincer.js';
+import { startFakeTelegram } from '../fakes/telegram/index.js';
+import { baseEnv, cleanUp, startPincer, tempDir, waitUntil } from '../e2e/pincer.js';
 
 const hasScript = spawnSync('script', ['--version']).status === 0;
 let llm: FakeLlm | undefined;
@@ -60,6 +61,24 @@ describe('pincer init', () => {
     expect(doctor.stdout).toMatch(/✓ configuration: loaded from config\/pincer\.yaml/);
     expect(doctor.stdout).toMatch(/✓ model: fake-model/);
     expect(doctor.code, doctor.stdout).toBe(0);
+  }, 60_000);
+
+  it('writes a setup with a chat token that the bot then starts with', async () => {
+    llm = await startFakeLlm({ responder: () => textReply('ok') });
+    const telegram = await startFakeTelegram();
+    try {
+      const cwd = tempDir('pincer-init-');
+      const apiRoot = { TELEGRAM_API_ROOT: telegram.apiRoot };
+      const run = await program(cwd, ['init', '--yes', '--provider', 'ollama', '--base-url', llm.url, '--model', 'fake-model', '--telegram-token', telegram.token, '--owners', 'telegram:42'], apiRoot);
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(readFileSync(join(cwd, '.env'), 'utf8')).toContain(`TELEGRAM_BOT_TOKEN=${telegram.token}`);
+      // `npm start` is `node dist/main.js` in this folder: it reads .env and config/pincer.yaml.
+      const bot = startPincer(apiRoot, { cwd, dataDir: join(cwd, 'data') });
+      await bot.waitForOutput('pincer is running', 20_000);
+      expect(bot.output()).toContain('"channels":["telegram"]');
+    } finally {
+      await telegram.close();
+    }
   }, 60_000);
 
   it('checks the model before writing: one the endpoint does not have writes nothing', async () => {

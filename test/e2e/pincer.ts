@@ -60,9 +60,9 @@ export function baseEnv(dataDir: string): Record<string, string> {
  * Starts `node dist/main.js` with `env` on top of {@link baseEnv}. The working
  * directory is an empty temp folder, so no `config/pincer.yaml` is picked up.
  */
-export function startPincer(env: Record<string, string>, options: { dataDir?: string } = {}): PincerProcess {
+export function startPincer(env: Record<string, string>, options: { dataDir?: string; cwd?: string } = {}): PincerProcess {
   const dataDir = options.dataDir ?? tempDir();
-  const cwd = tempDir('pincer-e2e-cwd-');
+  const cwd = options.cwd ?? tempDir('pincer-e2e-cwd-');
   const child = spawn(process.execPath, [MAIN], {
     cwd,
     env: { ...baseEnv(dataDir), ...env },
