@@ -13,6 +13,7 @@ import { silentLogger } from '../log.js';
 import { connectWithin, type Connection } from './connect.js';
 import { KeyedMutex } from './mutex.js';
 import { ensurePrivateDir, ensurePrivateFile, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenIfPresent } from './private-files.js';
+import { acquireProcessLock } from './process-lock.js';
 import { storeSchemeOf } from './url.js';
 
 /** The stored envelope around every record. */
@@ -57,6 +58,7 @@ export class Store {
     private readonly keyv: Keyv,
     readonly url: string,
     private readonly log: Logger,
+    private readonly release: () => void = () => undefined,
   ) {}
 
   /**
@@ -70,7 +72,16 @@ export class Store {
     if (options.dataDir !== undefined) ensurePrivateDir(options.dataDir, log);
     const url = options.url ?? `sqlite://${join(options.dataDir ?? './data', 'pincer.sqlite')}`;
     const limits = { timeoutMs: options.connectTimeoutMs ?? DEFAULT_STORE_OPTIONS.connectTimeoutMs, signal: options.signal };
-    const { adapter, connection } = await adapterFor(url, log, limits.timeoutMs);
+    // One process per SQLite file: a second one would answer every message twice.
+    const release = storeSchemeOf(url) === 'sqlite' ? acquireProcessLock(`${resolve(url.replace(/^sqlite:\/\//, ''))}.lock`, url) : undefined;
+    let opened: Opened;
+    try {
+      opened = await adapterFor(url, log, limits.timeoutMs);
+    } catch (error) {
+      release?.();
+      throw error;
+    }
+    const { adapter, connection } = opened;
     if (connection) await connectWithin(url, connection, limits);
     // Records are plain JSON; the native serialiser is several times faster than keyv's default.
     const keyv = new Keyv({
@@ -81,7 +92,7 @@ export class Store {
       deserialize: (text) => JSON.parse(text) as never,
     });
     keyv.on('error', (error: unknown) => log.error({ err: error }, 'store error'));
-    return new Store(keyv, url, log);
+    return new Store(keyv, url, log, release);
   }
 
   /** A namespace of records validated by `schema`, written with `version`. */
@@ -120,6 +131,7 @@ export class Store {
   async close(): Promise<void> {
     await this.mutex.idle();
     await this.keyv.disconnect();
+    this.release();
   }
 
   private async decode<S extends z.ZodType>(

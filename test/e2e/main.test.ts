@@ -168,6 +168,24 @@ describe('start-up without a usable configuration', () => {
   });
 });
 
+describe('one process per SQLite data folder', () => {
+  it('a second pincer on the same data folder exits with a clear message; after a kill -9 of the first, the folder is free again', async () => {
+    const fake = (telegram = await startFakeTelegram());
+    const env = { ...LLM, TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.apiRoot };
+    const dataDir = tempDir();
+    const first = startPincer(env, { dataDir });
+    await first.waitForOutput('pincer is running', 20_000);
+    const second = startPincer(env, { dataDir });
+    const exit = await second.waitForExit(10_000);
+    expect(exit.code, second.output()).toBe(1);
+    expect(second.stderr()).toMatch(new RegExp(`another pincer \\(pid ${first.pid}\\) is using this data folder; one process per SQLite store`));
+    process.kill(first.pid, 'SIGKILL');
+    await first.waitForExit(5_000);
+    const third = startPincer(env, { dataDir });
+    await third.waitForOutput('pincer is running', 20_000);
+  }, 60_000);
+});
+
 describe('start-up against a platform that refuses', () => {
   it('says why when the Telegram token is rejected, naming TELEGRAM_BOT_TOKEN, and exits non-zero', async () => {
     const fake = (telegram = await startFakeTelegram());
