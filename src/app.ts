@@ -15,6 +15,7 @@ import { UsageLedger } from './agent/usage.js';
 import type { Channel, ChannelDeps } from './channels/types.js';
 import type { Config } from './config/schema.js';
 import { PINCER_VERSION } from './cli/version.js';
+import { startOpsServer, type OpsServer } from './http/server.js';
 import { JobStore } from './jobs/job-store.js';
 import { McpServerSource } from './mcp/server-source.js';
 import { isRedisUrl } from './store/url.js';
@@ -158,8 +159,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   for (const [name, server] of Object.entries(config.mcp.servers)) registry.addSource(new McpServerSource(name, server, log.child({ mcp: name }), PINCER_VERSION));
   registry.addSource(routineToolSource({ config, routines: services.routines, history: services.history, scheduler: () => runtime.routines }));
   let stopping: Promise<void> | undefined;
+  let ops: OpsServer | undefined;
   const stop = async (reason: string) => {
     await runtime.shutdown(reason);
+    await ops?.close();
     await registry.stop();
     await services.usage.flush();
     await services.history.flush();
@@ -172,6 +175,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     store,
     async start() {
       await registry.start();
+      // Up before the channels connect: /readyz says what is still missing.
+      if (config.http.port !== undefined) ops = await startOpsServer({ host: config.http.host, port: config.http.port, runtime, services, store, log });
       await runtime.start();
     },
     stop(reason = 'stopped') {

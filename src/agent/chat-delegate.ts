@@ -284,7 +284,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
       const result = await request();
       // A compaction with nothing old enough to fold made no request.
       const response = responseOf(result);
-      if (response) events.emit('model.request', { ...base, durationMs: Date.now() - started, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens });
+      if (response) events.emit('model.request', { ...base, durationMs: Date.now() - started, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens, costUsd: response.costUsd });
       return result;
     } catch (error) {
       const kind = error instanceof LlmError ? error.kind : 'other';

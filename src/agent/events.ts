@@ -31,6 +31,8 @@ export interface AgentEventMap {
     durationMs: number;
     inputTokens: number;
     outputTokens: number;
+    /** What the call cost, in US dollars (0 for a model without a price). */
+    costUsd?: number;
     error?: string;
   };
   /** A tool call finished. */

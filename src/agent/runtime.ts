@@ -35,6 +35,8 @@ export class Runtime {
   private readonly approvals: ApprovalFlow;
   /** Background jobs. */
   readonly jobs: JobScheduler;
+  /** Channels that started, by name (for readiness). */
+  private readonly started = new Set<string>();
   /** Routines: reminders and scheduled work. */
   readonly routines: RoutineScheduler;
   private readonly inflight = new Set<Promise<unknown>>();
@@ -121,6 +123,7 @@ export class Runtime {
         try {
           await channel.start();
           started.push(channel);
+          this.started.add(channel.name);
           log.info({ channel: channel.name }, 'channel started');
         } catch (error) {
           log.error({ err: error, channel: channel.name }, 'channel failed to start');
@@ -190,6 +193,19 @@ export class Runtime {
       quiet = 0;
       await Promise.all([...this.inflight, ...[...this.runners.values()].map((runner) => runner.idle())]);
     }
+  }
+
+  /** What the health endpoint reports: threads with a runner, messages waiting, channels that started, and whether it is stopping. */
+  health(): { activeThreads: number; queuedMessages: number; channels: string[]; startedChannels: string[]; stopping: boolean } {
+    let queued = 0;
+    for (const runner of this.runners.values()) queued += runner.queuedMessages;
+    return {
+      activeThreads: this.runners.size,
+      queuedMessages: queued,
+      channels: [...this.channels.keys()],
+      startedChannels: [...this.started],
+      stopping: Boolean(this.stopping),
+    };
   }
 
   /**

@@ -29,6 +29,7 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   SLACK_APP_TOKEN: 'slack.appToken',
   SLACK_SIGNING_SECRET: 'slack.signingSecret',
   SLACK_API_URL: 'slack.apiUrl',
+  PINCER_HTTP_PORT: 'http.port',
 };
 
 const LIST_KEYS = new Set(['owners']);

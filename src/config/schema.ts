@@ -301,6 +301,14 @@ export const ConfigSchema = z.strictObject({
   jobs: JobsConfigSchema.default(JobsConfigSchema.parse({})),
   routines: RoutinesConfigSchema.default(RoutinesConfigSchema.parse({})),
   mcp: McpConfigSchema.default(McpConfigSchema.parse({})),
+  /** Health and metrics over HTTP (SPEC section 15); off unless a port is set. */
+  http: z
+    .strictObject({
+      /** Env: PINCER_HTTP_PORT. */
+      port: z.coerce.number().int().min(1).max(65_535).optional(),
+      host: z.string().default('127.0.0.1'),
+    })
+    .default({ host: '127.0.0.1' }),
   terminal: z
     .strictObject({ enabled: z.enum(['auto', 'on', 'off']).default('auto'), userName: z.string().default('owner') })
     .default({ enabled: 'auto', userName: 'owner' }),

@@ -186,6 +186,19 @@ describe('one process per SQLite data folder', () => {
   }, 60_000);
 });
 
+describe('the operations endpoint of the built product', () => {
+  it('serves /healthz, /readyz and /metrics on PINCER_HTTP_PORT', async () => {
+    const fake = (telegram = await startFakeTelegram());
+    const port = await closedPort();
+    const pincer = startPincer({ ...LLM, TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.apiRoot, PINCER_HTTP_PORT: String(port) });
+    await pincer.waitForOutput('pincer is running', 20_000);
+    expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
+    expect(ready.status, await ready.clone().text()).toBe(200);
+    expect(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).toContain('pincer_turns_total');
+  }, 40_000);
+});
+
 describe('start-up against a platform that refuses', () => {
   it('says why when the Telegram token is rejected, naming TELEGRAM_BOT_TOKEN, and exits non-zero', async () => {
     const fake = (telegram = await startFakeTelegram());

@@ -1,0 +1,151 @@
+/**
+ * The operations endpoint (SPEC section 15), on when `PINCER_HTTP_PORT` is
+ * set (`http.host`, default 127.0.0.1):
+ *
+ * - `GET /healthz`: the process is alive (200).
+ * - `GET /readyz`: 200 when the store answers and every configured channel
+ *   started; 503 with the reasons otherwise (and while stopping).
+ * - `GET /metrics`: Prometheus text (prom-client) of the agent's events: turns
+ *   and their duration, model requests with errors, latency, tokens and cost,
+ *   tool calls by tool and outcome, approvals by outcome, messages in and out
+ *   by channel, queued messages, active threads, jobs by state.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { z } from 'zod';
+import type { Runtime } from '../agent/runtime.js';
+import type { AgentServices } from '../agent/services.js';
+import { JOB_STATES } from '../jobs/job.js';
+import type { Logger } from '../log.js';
+import type { Store } from '../store/store.js';
+
+/** How long the store has to answer a readiness probe. */
+const STORE_PROBE_MS = 2_000;
+
+/** The metrics of a running bot, fed by its events. */
+export function createMetrics(services: AgentServices, runtime: Runtime): Registry {
+  const registry = new Registry();
+  const { events } = services;
+  const turns = new Counter({ name: 'pincer_turns_total', help: 'Turns that ended, by outcome', labelNames: ['outcome'], registers: [registry] });
+  const turnSeconds = new Histogram({ name: 'pincer_turn_duration_seconds', help: 'Duration of turns', buckets: [0.5, 1, 2, 5, 10, 30, 60, 120, 300], registers: [registry] });
+  const requests = new Counter({ name: 'pincer_model_requests_total', help: 'Model requests, by purpose and error kind (none: succeeded)', labelNames: ['purpose', 'error'], registers: [registry] });
+  const requestSeconds = new Histogram({ name: 'pincer_model_request_duration_seconds', help: 'Latency of model requests', buckets: [0.25, 0.5, 1, 2, 5, 10, 30, 60, 120], registers: [registry] });
+  const tokens = new Counter({ name: 'pincer_model_tokens_total', help: 'Tokens of model requests, by direction', labelNames: ['direction'], registers: [registry] });
+  const cost = new Counter({ name: 'pincer_model_cost_usd_total', help: 'Cost of model requests in US dollars', registers: [registry] });
+  const tools = new Counter({ name: 'pincer_tool_calls_total', help: 'Tool calls, by tool and outcome', labelNames: ['tool', 'status'], registers: [registry] });
+  const toolSeconds = new Histogram({ name: 'pincer_tool_call_duration_seconds', help: 'Duration of tool calls', labelNames: ['tool'], buckets: [0.01, 0.1, 0.5, 1, 5, 15, 60], registers: [registry] });
+  const approvals = new Counter({ name: 'pincer_approvals_total', help: 'Approval questions, by outcome (requested when asked)', labelNames: ['status'], registers: [registry] });
+  const inbound = new Counter({ name: 'pincer_channel_events_in_total', help: 'Events received, by channel and type', labelNames: ['channel', 'type'], registers: [registry] });
+  const outbound = new Counter({ name: 'pincer_channel_events_out_total', help: 'Platform sends and edits, by channel, type and result', labelNames: ['channel', 'type', 'ok'], registers: [registry] });
+  new Gauge({
+    name: 'pincer_active_threads',
+    help: 'Threads with a runner (working or recently active)',
+    registers: [registry],
+    collect() {
+      this.set(runtime.health().activeThreads);
+    },
+  });
+  new Gauge({
+    name: 'pincer_queued_messages',
+    help: 'Messages waiting for their thread',
+    registers: [registry],
+    collect() {
+      this.set(runtime.health().queuedMessages);
+    },
+  });
+  new Gauge({
+    name: 'pincer_jobs',
+    help: 'Background jobs, by state',
+    labelNames: ['state'],
+    registers: [registry],
+    async collect() {
+      const jobs = await services.jobs.list();
+      for (const state of JOB_STATES) this.set({ state }, jobs.filter((job) => job.state === state).length);
+    },
+  });
+  events.on('turn.ended', (event) => {
+    turns.inc({ outcome: event.outcome });
+    turnSeconds.observe(event.durationMs / 1000);
+  });
+  events.on('model.request', (event) => {
+    requests.inc({ purpose: event.purpose, error: event.error ?? 'none' });
+    requestSeconds.observe(event.durationMs / 1000);
+    tokens.inc({ direction: 'input' }, event.inputTokens);
+    tokens.inc({ direction: 'output' }, event.outputTokens);
+    if (event.costUsd) cost.inc(event.costUsd);
+  });
+  events.on('tool.call', (event) => {
+    tools.inc({ tool: event.tool, status: event.status });
+    toolSeconds.observe({ tool: event.tool }, event.durationMs / 1000);
+  });
+  events.on('approval', (event) => approvals.inc({ status: event.status }));
+  events.on('message.in', (event) => inbound.inc({ channel: event.channel, type: event.type }));
+  events.on('message.out', (event) => outbound.inc({ channel: event.channel, type: event.type, ok: String(event.ok) }));
+  return registry;
+}
+
+/** The reasons the bot is not ready; empty when it is. */
+export async function notReadyReasons(runtime: Runtime, store: Store): Promise<string[]> {
+  const reasons: string[] = [];
+  const health = runtime.health();
+  if (health.stopping) reasons.push('shutting down');
+  const missing = health.channels.filter((channel) => !health.startedChannels.includes(channel));
+  if (missing.length) reasons.push(`channels not started: ${missing.join(', ')}`);
+  try {
+    const probe = store.namespace('health', z.unknown());
+    await Promise.race([probe.get('probe'), new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer in ${STORE_PROBE_MS / 1000} s`)), STORE_PROBE_MS).unref())]);
+  } catch (error) {
+    reasons.push(`store unreachable: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  return reasons;
+}
+
+/** The listening endpoint. */
+export interface OpsServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Starts the endpoint on `host:port` (port 0: any free port). */
+export async function startOpsServer(options: { host: string; port: number; runtime: Runtime; services: AgentServices; store: Store; log: Logger }): Promise<OpsServer> {
+  const metrics = createMetrics(options.services, options.runtime);
+  const server: Server = createServer((request, response) => {
+    const path = (request.url ?? '/').split('?')[0];
+    const send = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
+      response.writeHead(status, { 'content-type': type });
+      response.end(body);
+    };
+    if (request.method !== 'GET') return send(405, 'only GET\n');
+    if (path === '/healthz') return send(200, 'ok\n');
+    if (path === '/readyz') {
+      void notReadyReasons(options.runtime, options.store).then((reasons) => (reasons.length ? send(503, `not ready: ${reasons.join('; ')}\n`) : send(200, 'ready\n')));
+      return;
+    }
+    if (path === '/metrics') {
+      void metrics.metrics().then(
+        (text) => send(200, text, metrics.contentType),
+        (error: unknown) => {
+          options.log.error({ err: error }, 'metrics failed');
+          send(500, 'metrics failed\n');
+        },
+      );
+      return;
+    }
+    send(404, 'not found: /healthz, /readyz and /metrics are served\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, resolve);
+  });
+  const port = (server.address() as AddressInfo).port;
+  options.log.info({ host: options.host, port }, 'health and metrics endpoint listening');
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
