@@ -81,6 +81,34 @@ describe('MCP servers', () => {
     await rig.platform.waitFor(() => texts().some((t) => /• everything: ready \(stdio\), \d+ tools/.test(t)), 5_000, 'the /mcp status');
   }, 60_000);
 
+  it('Always allow sticks for an MCP tool, /policy disable hides it from the next request, and a missing command does not stop the start', async () => {
+    rig = await startAppRig({
+      responder: model,
+      config: {
+        mcp: {
+          servers: {
+            everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
+            missing: { command: '/nonexistent/mcp-server-binary', startTimeoutMs: 3_000 },
+          },
+        },
+      },
+    });
+    expect(rig.app.services.registry.sourceStatuses().find((s) => s.name === 'mcp:missing')).toMatchObject({ state: 'failed', tools: 0 });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'call everything__echo {"message":"one"}' });
+    const prompt = await rig.platform.waitFor(() => rig!.platform.approvalsIn(dm)[0], 10_000, 'the prompt');
+    expect(prompt.actions).toContain('always');
+    rig.platform.channel.press(prompt.prompt.id, 'always', ada);
+    await rig.platform.waitFor(() => texts().some((t) => /Echo: one/.test(t)), 10_000, 'the first echo');
+    await answer('call everything__echo {"message":"two"}', /Echo: two/);
+    expect(rig.platform.approvalsIn(dm)).toHaveLength(1);
+    rig.platform.channel.command({ chat: dm, sender: ada, name: 'policy', args: 'disable everything__echo global' });
+    await rig.platform.waitFor(() => texts().some((t) => /everything__echo.*disable/i.test(t)), 5_000, 'the policy confirmation');
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'hello' });
+    await rig.platform.waitFor(() => rig!.llm.requests.at(-1)?.messages.at(-1)?.content === 'hello', 5_000, 'the next request');
+    expect(rig.llm.requests.at(-1)!.tools?.map((t) => t.function.name)).not.toContain('everything__echo');
+    expect(rig.llm.requests.at(-1)!.tools?.map((t) => t.function.name)).toContain('everything__get-sum');
+  }, 60_000);
+
   it('in a group, an MCP tool that needs approval is refused without a prompt', async () => {
     rig = await startAppRig({ responder: model, config: { mcp: { servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } } } });
     const group = testGroup('g1');
@@ -128,6 +156,8 @@ describe('MCP servers', () => {
       expect(offered()).toContain('fix__slow');
       await answer('call fix__crash', /^result: /);
       await rig.platform.waitFor(() => !offered().includes('fix__slow'), 10_000, 'the tools withdrawn');
+      // The bot keeps answering meanwhile.
+      await answer('just chatting', /^ok$/);
       expect(rig.app.services.registry.sourceStatuses().find((s) => s.name === 'mcp:fix')).toMatchObject({ state: expect.stringMatching(/failed|starting/) });
       await rig.platform.waitFor(() => offered().includes('fix__slow'), 15_000, 'the tools back after the restart');
       expect(f.events().filter((e) => e === 'started').length).toBeGreaterThanOrEqual(2);
@@ -158,7 +188,11 @@ describe('MCP servers', () => {
       rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'call fix__slow {"ms":30000}' });
       await rig.platform.waitFor(() => rig!.llm.requests.length === 1, 5_000, 'the model request');
       await new Promise((resolve) => setTimeout(resolve, 500));
+      const asked = Date.now();
       rig.platform.channel.command({ chat: dm, sender: ada, name: 'stop', args: '' });
+      await rig.platform.waitFor(() => texts().some((t) => /stopped/i.test(t)), 2_000, 'the turn to end');
+      expect(Date.now() - asked).toBeLessThan(2_000);
+      await rig.app.runtime.idle();
       await rig.platform.waitFor(() => f.events().includes('cancelled 30000'), 5_000, 'the server told of the cancellation');
     }, 60_000);
   });
