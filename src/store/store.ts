@@ -73,7 +73,7 @@ export class Store {
     const url = options.url ?? `sqlite://${join(options.dataDir ?? './data', 'pincer.sqlite')}`;
     const limits = { timeoutMs: options.connectTimeoutMs ?? DEFAULT_STORE_OPTIONS.connectTimeoutMs, signal: options.signal };
     // One process per SQLite file: a second one would answer every message twice.
-    const release = storeSchemeOf(url) === 'sqlite' ? acquireProcessLock(`${resolve(url.replace(/^sqlite:\/\//, ''))}.lock`, url) : undefined;
+    const release = storeSchemeOf(url) === 'sqlite' ? lockSqlite(resolve(url.replace(/^sqlite:\/\//, '')), url) : undefined;
     let opened: Opened;
     try {
       opened = await adapterFor(url, log, limits.timeoutMs);
@@ -184,6 +184,12 @@ async function adapterFor(url: string, log: Logger, connectTimeoutMs: number): P
     default:
       throw new ConfigError([`storeUrl (PINCER_STORE_URL): unsupported store URL scheme "${url.slice(0, Math.max(0, url.indexOf(':')))}"; expected sqlite://path, redis://host:port or postgres://user@host/db`]);
   }
+}
+
+/** Takes the one-process lock of a SQLite database (its folder made first, private, as openSqlite makes it). */
+function lockSqlite(path: string, url: string): () => void {
+  mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
+  return acquireProcessLock(`${path}.lock`, url);
 }
 
 async function openSqlite(path: string, log: Logger) {
