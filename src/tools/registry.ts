@@ -148,7 +148,7 @@ function checkedEntry(tool: Tool, existing: Map<string, RegisteredTool>, source:
   }
   const schema = tool.inputSchema ?? toolParametersSchema(tool.parameters);
   if (schema.type !== 'object') {
-    throw new ConfigError([`tool "${tool.name}": parameters must be an object schema`]);
+    throw new ConfigError([`tool "${tool.name}": ${tool.inputSchema ? 'its input schema must describe an object' : 'parameters must be a zod object schema'}`]);
   }
   return { tool, schema, source };
 }
