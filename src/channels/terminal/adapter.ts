@@ -110,7 +110,7 @@ export class TerminalChannel implements Channel {
     return this.outbound.send(text);
   }
 
-  /** Prints the new tail of an extended message, or the whole text when it changed otherwise. */
+  /** Prints the new tail of an extended message; otherwise redraws it in place on a TTY, or prints it again. */
   async edit(message: SentMessage, text: string): Promise<SentMessage> {
     return this.outbound.edit(message, text);
   }

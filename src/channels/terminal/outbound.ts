@@ -2,10 +2,10 @@
  * What the bot prints at the terminal: messages, edits of them, the
  * "thinking" status, approval prompts and their outcomes, and notices.
  *
- * A terminal cannot change what it printed. `send` prints at once; `edit`
- * prints only the new tail when the text extends what is on screen (in place
- * while the message is still the last output, see {@link Screen}), and prints
- * the whole text again when it changed otherwise. A streamed answer's
+ * `send` prints at once; `edit` prints only the new tail when the text extends
+ * the open message, redraws a message that is still the last output in place
+ * on a TTY (see {@link Screen}), and otherwise prints it again, since nothing
+ * printed can be erased off a TTY. A streamed answer's
  * in-progress mark is left out: the open line shows that more is coming, and
  * without the mark each edit of the stream extends what is on screen.
  */
@@ -42,32 +42,44 @@ export class TerminalOutbound {
   }
 
   /**
-   * Prints the new tail of an extended message; a message changed otherwise is
-   * redrawn in place while it is the last output on a TTY, and printed again
-   * when that cannot be done.
+   * Prints the new tail of an extended message while it is open; on a TTY a
+   * message that is still the last output is otherwise redrawn in place. When
+   * neither can be done, the text as written is continued (`… tail`) or the
+   * message printed again.
    */
   edit(message: SentMessage, text: string): SentMessage {
     const id = message.ids[0];
     if (!id) throw missingMessageId();
-    const shown = this.shown(text);
     const streaming = isStreaming(text);
+    const shown = this.shown(text);
     const before = this.printed.get(id);
     if (before === shown) return message;
-    if (before !== undefined && shown.startsWith(before)) {
-      const tail = shown.slice(before.length);
-      if (!this.screen.extendMessage(id, tail, streaming)) this.screen.startMessage(id, this.prefixed(`…${tail}`), streaming);
-    } else if (!this.screen.replaceMessage(id, this.prefixed(shown), streaming)) {
-      this.screen.startMessage(id, this.prefixed(shown), streaming);
+    if (this.extend(id, before, shown, streaming) || this.screen.replaceMessage(id, this.prefixed(shown), streaming)) {
+      this.remember(id, shown);
+      return message;
     }
-    this.remember(id, shown);
+    // A finished answer whose rendering cannot replace its streamed text stays as written.
+    const written = shownText(text);
+    if (this.extend(id, before, written, streaming)) {
+      this.remember(id, written);
+      return message;
+    }
+    const tail = before !== undefined && written.startsWith(before) ? written.slice(before.length) : undefined;
+    this.screen.startMessage(id, this.prefixed(tail === undefined ? shown : `…${tail}`), streaming);
+    this.remember(id, tail === undefined ? shown : written);
     return message;
+  }
+
+  /** Writes the new tail when `text` extends what the open message `id` shows. */
+  private extend(id: string, before: string | undefined, text: string, streaming: boolean): boolean {
+    return before !== undefined && text.startsWith(before) && this.screen.extendMessage(id, text.slice(before.length), streaming);
   }
 
   /** What the terminal prints of a message: streamed or plain text as written, a finished one with markdown rendered on a TTY. */
   private shown(text: string): string {
     const clean = shownText(text);
     if (!this.screen.tty || isStreaming(text) || !MARKDOWN.test(clean)) return clean;
-    return renderMarkdown(clean, Math.max(20, this.screen.columns - this.botName.length - 2));
+    return renderMarkdown(clean, Math.max(20, this.screen.columns - this.botName.length - 2), this.style.color);
   }
 
   /** Shows `… thinking` in place of the prompt, on a TTY only. */

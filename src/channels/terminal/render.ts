@@ -5,8 +5,9 @@
  * lists, tables) with marked and marked-terminal. While an answer streams it
  * is shown as written: a construct cut in two by an edit cannot be rendered.
  */
-import { Marked } from 'marked';
-import { markedTerminal } from 'marked-terminal';
+import { Marked, type MarkedExtension, type Tokens } from 'marked';
+import { markedTerminal, type TerminalRendererOptions } from 'marked-terminal';
+
 /** The few styles the terminal channel uses; identity functions when colour is off. */
 export interface TerminalStyle {
   /** The bot's name in front of its messages. */
@@ -15,9 +16,11 @@ export interface TerminalStyle {
   dim(text: string): string;
   /** The approval question, which needs an answer. */
   bold(text: string): string;
+  /** Whether these styles colour: markdown is rendered with colours too. */
+  readonly color: boolean;
 }
 
-const PLAIN: TerminalStyle = { botName: (t) => t, dim: (t) => t, bold: (t) => t };
+const PLAIN: TerminalStyle = { botName: (t) => t, dim: (t) => t, bold: (t) => t, color: false };
 
 /** Styles with ANSI colours when `color` is true, plain text otherwise. */
 export function terminalStyle(color: boolean): TerminalStyle {
@@ -26,6 +29,7 @@ export function terminalStyle(color: boolean): TerminalStyle {
     botName: (t) => `\x1b[1;36m${t}\x1b[22;39m`,
     dim: (t) => `\x1b[2m${t}\x1b[22m`,
     bold: (t) => `\x1b[1m${t}\x1b[22m`,
+    color: true,
   };
 }
 
@@ -43,18 +47,62 @@ export function terminalText(text: string): string {
   return text.replace(/\r\n/g, '\n').replace(CONTROL, '');
 }
 
-const renderers = new Map<number, Marked>();
+const renderers = new Map<string, Marked>();
 
-/** Markdown rendered for a terminal `width` columns wide; trailing blank lines dropped. */
-export function renderMarkdown(text: string, width: number): string {
-  let marked = renderers.get(width);
+/**
+ * Markdown rendered for a terminal `width` columns wide, trailing blank lines
+ * dropped: with colours, or when `color` is false with the structure (lists,
+ * tables, indented code) and the emphasis markers as written.
+ *
+ * @example renderMarkdown('- **one**\n- two', 80, false) // '  * **one**\n  * two'
+ */
+export function renderMarkdown(text: string, width: number, color = true): string {
+  const key = `${color}:${width}`;
+  let marked = renderers.get(key);
   if (!marked) {
-    marked = new Marked(markedTerminal({ reflowText: false, width, tab: 2 }) as Parameters<Marked['use']>[0]);
-    renderers.set(width, marked);
+    marked = markdownRenderer(width, color);
+    renderers.set(key, marked);
   }
   try {
     return (marked.parse(text, { async: false }) as string).replace(/\s+$/, '');
   } catch {
     return text;
   }
+}
+
+const same = (text: string) => text;
+/** A style as SGR codes: on, then off. */
+const sgr = (on: string, off: string) => (text: string) => `\x1b[${on}m${text}\x1b[${off}m`;
+
+/** Coloured styles of our own, so that `color` decides rather than chalk's guess about stdout. */
+const COLOURED: TerminalRendererOptions = {
+  code: sgr('33', '39'),
+  codespan: sgr('33', '39'),
+  strong: sgr('1', '22'),
+  em: sgr('3', '23'),
+  del: sgr('9', '29'),
+  heading: sgr('1;32', '22;39'),
+  firstHeading: sgr('1;4;35', '22;24;39'),
+  blockquote: sgr('3;90', '23;39'),
+  link: sgr('34', '39'),
+  href: sgr('4;34', '24;39'),
+};
+
+/** Uncoloured styles: everything as it is, but the markers that carry emphasis without colour. */
+const UNCOLOURED: TerminalRendererOptions = {
+  ...Object.fromEntries(['code', 'blockquote', 'html', 'heading', 'firstHeading', 'hr', 'listitem', 'table', 'paragraph', 'link', 'href', 'text'].map((name) => [name, same])),
+  strong: (text: string) => `**${text}**`,
+  em: (text: string) => `_${text}_`,
+  codespan: (text: string) => `\`${text}\``,
+  del: (text: string) => `~~${text}~~`,
+  tableOptions: { style: { head: [], border: [] } },
+};
+
+function markdownRenderer(width: number, color: boolean): Marked {
+  // `:name:` stays as written (times, paths); the rule is as wide as the text, not the process's stdout.
+  const options: TerminalRendererOptions = { ...(color ? COLOURED : UNCOLOURED), reflowText: false, width, tab: 2, emoji: false };
+  const own: MarkedExtension = { renderer: { hr: () => `${'─'.repeat(Math.min(width, 40))}\n\n` } };
+  // Code blocks are highlighted with colours that ignore `color`: uncoloured, they are only indented.
+  if (!color) own.renderer!.code = ({ text: code }: Tokens.Code) => `${code.replace(/^/gm, '  ')}\n\n`;
+  return new Marked(markedTerminal(options) as MarkedExtension, own);
 }

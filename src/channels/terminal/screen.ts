@@ -2,16 +2,22 @@
  * The terminal's output side: bot messages, notices and the input prompt
  * sharing one screen with what the user is typing.
  *
- * A terminal cannot edit what it printed, yet the agent streams answers by
- * editing one message. So the last bot message stays "open": its line is not
- * ended, and an edit that extends it writes only the new characters in place.
- * The message is closed (newline, prompt redrawn) once it has been quiet for
- * a moment, when anything else is printed, or when the user presses a key.
+ * The agent streams answers and rewrites status lines by editing one message.
+ * So the last bot message stays "open": its line is not ended, and an edit
+ * that extends it writes only the new characters in place. The message is
+ * closed (newline, prompt redrawn) once it has been quiet for a moment, when
+ * anything else is printed, or when the user presses a key.
  * On a TTY, printing first wipes the prompt line and redraws it afterwards, so
- * output never lands in the middle of a half-typed line; elsewhere (a pipe,
- * a test stream) the output is a plain transcript without prompts.
+ * output never lands in the middle of a half-typed line, and a message that is
+ * still the last output (open, or closed with only the prompt under it) is
+ * redrawn in place when it changes otherwise: the cursor goes back up over
+ * the rows it took. Elsewhere (a pipe, a test stream) the output is a plain
+ * transcript without prompts, and nothing printed is ever erased.
  */
 import { clearLine, clearScreenDown, cursorTo, moveCursor } from 'node:readline';
+import { rowsOf } from './width.js';
+
+export { rowsOf } from './width.js';
 
 /** How the screen reaches the line editor that owns the prompt. */
 export interface PromptHooks {
@@ -30,8 +36,12 @@ const NO_PROMPT: PromptHooks = { redraw: () => undefined, isTyping: () => false 
 
 /** The output stream seen as a screen with a prompt line at the bottom. */
 export class Screen {
-  /** The message still being written to, and everything written for it (to redraw it in place). */
-  private open?: { id: string; timer: NodeJS.Timeout; written: string };
+  /**
+   * The bot message that is the last output, with everything written for it
+   * (to redraw it in place). While `timer` runs its line is open; once closed,
+   * only the prompt (or a status) line is under it.
+   */
+  private last?: { id: string; written: string; timer?: NodeJS.Timeout };
   private statusShown = false;
   private prompt: PromptHooks = NO_PROMPT;
 
@@ -51,19 +61,27 @@ export class Screen {
     return (this.output as { columns?: number }).columns ?? 80;
   }
 
+  /** The output's height in rows (unlimited when it does not say). */
+  get rows(): number {
+    return (this.output as { rows?: number }).rows ?? Infinity;
+  }
+
   /** Connects the line editor once it exists; only used on a TTY. */
   attachPrompt(hooks: PromptHooks): void {
     if (this.tty) this.prompt = hooks;
   }
 
-  /** Draws the prompt again (after the user sent a line); nothing off a TTY. */
+  /** Draws the prompt again after the user sent a line, which now stands under the last message. */
   showPrompt(): void {
-    if (!this.open && !this.statusShown) this.prompt.redraw();
+    if (this.isOpen()) return;
+    this.last = undefined;
+    if (!this.statusShown) this.prompt.redraw();
   }
 
   /** Prints whole lines (a notice, an approval prompt, an outcome) above the prompt. */
   printBlock(text: string): void {
     this.closeOpen(false);
+    this.last = undefined;
     this.wipeLine();
     this.output.write(`${text}\n`);
     this.prompt.redraw();
@@ -78,40 +96,45 @@ export class Screen {
     this.closeOpen(false);
     this.wipeLine();
     this.output.write(text);
-    this.open = { id, timer: this.settleTimer(streaming), written: text };
-  }
-
-  /** Whether message `id` is still the last output (open for edits). */
-  isOpen(id: string): boolean {
-    return this.open?.id === id;
+    this.last = { id, written: text, timer: this.settleTimer(streaming) };
   }
 
   /**
-   * Redraws the open message `id` with `text` in place (on a TTY: the cursor
-   * goes back over the lines it took, which are cleared); false when it is not
-   * the open message or the output is not a TTY.
+   * Redraws message `id` with `text` in place, on a TTY while it is the last
+   * output: the cursor goes back up over the rows it took (and the prompt
+   * line under it, once closed), which are cleared, and the message is open
+   * again. False when that cannot be done: off a TTY, after other output,
+   * while the user is typing under it, or when it is taller than the window.
    */
   replaceMessage(id: string, text: string, streaming = false): boolean {
-    const open = this.open;
-    if (!this.tty || open?.id !== id) return false;
-    clearTimeout(open.timer);
-    const rows = rowsOf(open.written, (this.output as { columns?: number }).columns ?? 80);
-    cursorTo(this.output, 0);
-    if (rows > 1) moveCursor(this.output, 0, -(rows - 1));
+    const last = this.last;
+    if (!this.tty || last?.id !== id) return false;
+    const rows = rowsOf(last.written, this.columns);
+    // The cursor cannot go above the window: a message reaching past it stays as it is.
+    if (rows + (last.timer ? 0 : 1) > this.rows) return false;
+    if (last.timer) {
+      clearTimeout(last.timer);
+      cursorTo(this.output, 0);
+      if (rows > 1) moveCursor(this.output, 0, -(rows - 1));
+    } else {
+      if (this.prompt.isTyping()) return false;
+      this.wipeLine();
+      moveCursor(this.output, 0, -rows);
+    }
     clearScreenDown(this.output);
     this.output.write(text);
-    open.written = text;
-    open.timer = this.settleTimer(streaming);
+    this.last = { id, written: text, timer: this.settleTimer(streaming) };
     return true;
   }
 
-  /** Appends to message `id` in place; false when it is no longer the open message. */
+  /** Appends to message `id` in place; false when it is not the open message. */
   extendMessage(id: string, tail: string, streaming = false): boolean {
-    if (this.open?.id !== id) return false;
-    clearTimeout(this.open.timer);
+    const last = this.last;
+    if (last?.id !== id || !last.timer) return false;
+    clearTimeout(last.timer);
     this.output.write(tail);
-    this.open.written += tail;
-    this.open.timer = this.settleTimer(streaming);
+    last.written += tail;
+    last.timer = this.settleTimer(streaming);
     return true;
   }
 
@@ -120,7 +143,7 @@ export class Screen {
    * only, and never over a streaming message or a half-typed line.
    */
   showStatus(text: string): void {
-    if (!this.tty || this.open || this.prompt.isTyping()) return;
+    if (!this.tty || this.isOpen() || this.prompt.isTyping()) return;
     this.wipeLine();
     this.output.write(text);
     this.statusShown = true;
@@ -128,7 +151,7 @@ export class Screen {
 
   /** Called before the line editor handles a key, so the key lands on the prompt line. */
   beforeKey(): void {
-    if (this.open) this.closeOpen(true);
+    if (this.isOpen()) this.closeOpen(true);
     else if (this.statusShown) {
       this.wipeLine();
       this.prompt.redraw();
@@ -138,8 +161,13 @@ export class Screen {
   /** Ends the open message and removes the prompt: input is over. */
   close(): void {
     this.closeOpen(false);
+    this.last = undefined;
     this.wipeLine();
     this.prompt = NO_PROMPT;
+  }
+
+  private isOpen(): boolean {
+    return this.last?.timer !== undefined;
   }
 
   /** Closes the open message after a quiet moment; a streaming one waits longer (the next edit may be seconds away). */
@@ -150,10 +178,12 @@ export class Screen {
     return timer;
   }
 
+  /** Ends the open message's line; it stays the last output until something else is printed. */
   private closeOpen(redraw: boolean): void {
-    if (!this.open) return;
-    clearTimeout(this.open.timer);
-    this.open = undefined;
+    const last = this.last;
+    if (!last?.timer) return;
+    clearTimeout(last.timer);
+    last.timer = undefined;
     this.output.write('\n');
     if (redraw) this.prompt.redraw();
   }
@@ -165,12 +195,4 @@ export class Screen {
     cursorTo(this.output, 0);
     clearLine(this.output, 0);
   }
-}
-
-// eslint-disable-next-line no-control-regex -- measuring what escape sequences do not take up
-const ESCAPES = /\x1b\[[0-9;?]*[A-Za-z]/g;
-
-/** Screen rows `text` takes in a terminal `columns` wide (long lines wrap). */
-export function rowsOf(text: string, columns: number): number {
-  return text.split('\n').reduce((rows, line) => rows + Math.max(1, Math.ceil([...line.replace(ESCAPES, '')].length / Math.max(1, columns))), 0);
 }
