@@ -28,18 +28,44 @@ export function callIdsOf(messages: readonly ChatMessage[]): Set<string> {
  * Returns the same array when nothing changed.
  */
 export function withUniqueCallIds(calls: ToolCall[], taken: ReadonlySet<string> = new Set()): ToolCall[] {
-  const used = new Set(taken);
+  // The reply's own ids, next to `taken` rather than in a copy of it (a conversation's ids can be many).
+  const used = new Set<string>();
+  const isUsed = (id: string): boolean => used.has(id) || taken.has(id);
   let changed = false;
   const result = calls.map((call) => {
-    if (call.id && !used.has(call.id)) {
+    if (call.id && !isUsed(call.id)) {
       used.add(call.id);
       return call;
     }
     changed = true;
     let id = newCallId();
-    while (used.has(id)) id = newCallId();
+    while (isUsed(id)) id = newCallId();
     used.add(id);
     return { ...call, id };
   });
   return changed ? result : calls;
+}
+
+/**
+ * {@link withUniqueCallIds} against the ids `messages` already used. The usual
+ * reply (no call, or calls with fresh ids of their own) is checked in one pass
+ * over the conversation without collecting its ids, and comes back as the same array.
+ */
+export function withCallIdsUniqueIn(calls: ToolCall[], messages: readonly ChatMessage[]): ToolCall[] {
+  if (calls.length === 0 || idsAlreadyUnique(calls, messages)) return calls;
+  return withUniqueCallIds(calls, callIdsOf(messages));
+}
+
+/** Whether every call has an id, none repeats another of the reply, and none is used in `messages`. */
+function idsAlreadyUnique(calls: readonly ToolCall[], messages: readonly ChatMessage[]): boolean {
+  const ids = new Set<string>();
+  for (const call of calls) {
+    if (!call.id || ids.has(call.id)) return false;
+    ids.add(call.id);
+  }
+  for (const message of messages) {
+    if (message.role !== 'assistant' || !message.toolCalls) continue;
+    for (const earlier of message.toolCalls) if (ids.has(earlier.id)) return false;
+  }
+  return true;
 }

@@ -4,6 +4,7 @@
  * model printed instead of calling a tool are removed. Tags inside markdown
  * code are content, not markup, and stay.
  */
+import { matchesOf } from './matches.js';
 import { codeSpans, isInside, removeSpans, type Span } from './text-spans.js';
 
 /** A tag found in the text, and whether it opens a block, closes one or stands alone. */
@@ -29,6 +30,8 @@ const TOOL_TAG =
 
 /** Removes reasoning blocks: closed, nested, an unclosed one at the end, or a leading one whose opening tag is missing. */
 export function stripReasoning(text: string): string {
+  // Every reasoning tag starts with `<`; most replies (and every empty one) have none.
+  if (!text.includes('<')) return text;
   const tokens = findTags(text, REASONING_TAG, reasoningRole);
   return removeSpans(text, blockSpans(tokens, text.length, true));
 }
@@ -39,6 +42,8 @@ export function stripReasoning(text: string): string {
  * (what follows it is call syntax, not prose).
  */
 export function stripToolMarkup(text: string): string {
+  // Every tool tag starts with `<` or `[`.
+  if (!text.includes('<') && !text.includes('[')) return text;
   const tokens = findTags(text, TOOL_TAG, toolRole);
   return removeSpans(text, blockSpans(tokens, text.length, false));
 }
@@ -57,7 +62,7 @@ export function cleanReply(text: string): string {
 function findTags(text: string, pattern: RegExp, role: (tag: string, match: RegExpMatchArray) => TagToken['role']): TagToken[] {
   const code = codeSpans(text);
   const tokens: TagToken[] = [];
-  for (const match of text.matchAll(pattern)) {
+  for (const match of matchesOf(pattern, text)) {
     if (isInside(code, match.index)) continue;
     tokens.push({ start: match.index, end: match.index + match[0].length, role: role(match[0], match) });
   }

@@ -9,15 +9,15 @@ import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/compl
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
-import { redactMessages } from '../safety/model-messages.js';
-import { callIdsOf, withUniqueCallIds } from './call-ids.js';
+import { withCallIdsUniqueIn } from './call-ids.js';
 import { startDeadline } from './deadline.js';
 import { toLlmError } from './errors.js';
 import { PriceTable } from './pricing.js';
 import { withRetries, type RetryNotice } from './retry.js';
+import { SentMessages } from './sent-messages.js';
 import { StreamAssembler } from './stream.js';
 import type { LlmProvider, LlmRequest, LlmResponse } from './types.js';
-import { parseCompletion, toWireMessage, toWireTool, type ParsedCompletion } from './wire.js';
+import { parseCompletion, toWireTool, type ParsedCompletion } from './wire.js';
 
 /** The `llm` section of the config, with defaults filled in. */
 export type LlmSettings = Config['llm'];
@@ -27,7 +27,11 @@ export interface OpenAiProviderOptions {
   logger?: Logger;
   /** Source of backoff jitter in [0, 1); tests pin it. */
   random?: () => number;
-  /** Removes secrets from every text of the conversation before it is sent (the app's redactor). */
+  /**
+   * Removes secrets from every text of the conversation before it is sent (the
+   * app's redactor). The same text must give the same result: a message is
+   * redacted once and its redacted form re-sent with the later requests.
+   */
   redact?: (text: string) => string;
 }
 
@@ -52,6 +56,10 @@ export class OpenAiProvider implements LlmProvider {
   private readonly client: OpenAI;
   private readonly prices: PriceTable;
   private readonly log: Logger;
+  /** The conversation's messages as sent, redacted, kept per message across requests. */
+  private readonly sent: SentMessages;
+  /** The output limit's field: `max_completion_tokens` for the models that want it. */
+  private readonly maxTokensField: 'max_completion_tokens' | 'max_tokens';
   /** Set once the endpoint answered a streaming request with no stream. */
   private streamingUnsupported = false;
 
@@ -64,6 +72,9 @@ export class OpenAiProvider implements LlmProvider {
     this.model = settings.model;
     this.log = options.logger ?? silentLogger;
     this.prices = new PriceTable(settings.prices);
+    this.sent = new SentMessages(options.redact);
+    const bareModel = this.model.slice(this.model.lastIndexOf('/') + 1);
+    this.maxTokensField = COMPLETION_TOKENS_MODELS.test(bareModel) ? 'max_completion_tokens' : 'max_tokens';
     this.client = new OpenAI({
       baseURL: settings.baseUrl,
       apiKey: settings.apiKey || PLACEHOLDER_API_KEY,
@@ -152,12 +163,11 @@ export class OpenAiProvider implements LlmProvider {
   private body(request: LlmRequest): ChatCompletionCreateParamsBase {
     const maxTokens = request.maxTokens ?? this.settings.maxTokens;
     const temperature = request.temperature ?? this.settings.temperature;
-    const bareModel = this.model.slice(this.model.lastIndexOf('/') + 1);
     return {
       model: this.model,
-      messages: (this.options.redact ? redactMessages(request.messages, this.options.redact) : request.messages).map(toWireMessage),
+      messages: this.sent.of(request.messages),
       ...(request.tools?.length ? { tools: request.tools.map(toWireTool) } : {}),
-      ...(COMPLETION_TOKENS_MODELS.test(bareModel) ? { max_completion_tokens: maxTokens } : { max_tokens: maxTokens }),
+      ...(this.maxTokensField === 'max_completion_tokens' ? { max_completion_tokens: maxTokens } : { max_tokens: maxTokens }),
       ...(temperature === undefined ? {} : { temperature }),
     };
   }
@@ -166,7 +176,7 @@ export class OpenAiProvider implements LlmProvider {
     const model = parsed.model ?? this.model;
     return {
       content: parsed.content,
-      toolCalls: withUniqueCallIds(parsed.toolCalls, callIdsOf(request.messages)),
+      toolCalls: withCallIdsUniqueIn(parsed.toolCalls, request.messages),
       finishReason: parsed.finishReason,
       usage: parsed.usage,
       costUsd: this.prices.costOf([this.model, model], parsed.usage),

@@ -3,6 +3,7 @@
  * writes inside code are left alone) and how to cut ranges out without leaving
  * piles of blank lines behind.
  */
+import { matchesOf } from './matches.js';
 
 /** A half-open range `[start, end)` of a string. */
 export interface Span {
@@ -53,7 +54,7 @@ const INLINE_CODE = /(`+)(?!`)([^\n]+?)(?<!`)\1(?!`)/g;
 export function codeSpans(text: string): Span[] {
   const fenced: Span[] = fencedBlocks(text);
   const inline: Span[] = [];
-  for (const match of text.matchAll(INLINE_CODE)) {
+  for (const match of matchesOf(INLINE_CODE, text)) {
     const start = match.index;
     if (!isInside(fenced, start)) inline.push({ start, end: start + match[0].length });
   }

@@ -5,6 +5,7 @@
  * exists; anything else is left in the text untouched.
  */
 import { readJsonAt, skipSpaces } from './json-scan.js';
+import { matchesOf } from './matches.js';
 import { codeSpans, fencedBlocks, isInside, removeSpans, type Span } from './text-spans.js';
 import type { ToolCall } from './types.js';
 
@@ -69,7 +70,7 @@ export function recoverToolCalls(text: string, knownToolNames: Iterable<string>)
 
 function taggedCalls(text: string, code: Span[]): Candidate[] {
   const candidates: Candidate[] = [];
-  for (const match of text.matchAll(TOOL_CALL_OPEN)) {
+  for (const match of matchesOf(TOOL_CALL_OPEN, text)) {
     if (isInside(code, match.index)) continue;
     const bodyStart = skipSpaces(text, match.index + match[0].length);
     const inner = text.startsWith('<function=', bodyStart) ? functionAt(text, bodyStart) : jsonCallsAt(text, bodyStart);
@@ -86,7 +87,7 @@ function jsonCallsAt(text: string, start: number): { calls: WrittenCall[]; end: 
 
 function functionTagCalls(text: string, code: Span[]): Candidate[] {
   const candidates: Candidate[] = [];
-  for (const match of text.matchAll(FUNCTION_OPEN)) {
+  for (const match of matchesOf(FUNCTION_OPEN, text)) {
     if (isInside(code, match.index)) continue;
     const found = functionAt(text, match.index);
     if (found) candidates.push({ start: match.index, ...found });
@@ -113,7 +114,7 @@ function functionAt(text: string, start: number): { calls: WrittenCall[]; end: n
 /** `<parameter=key>value</parameter>` pairs; values that read as JSON (numbers, booleans, objects) are parsed. */
 function parametersOf(body: string): Record<string, unknown> {
   const args: Record<string, unknown> = {};
-  for (const [, key, raw] of body.matchAll(PARAMETER)) args[key!] = parseLoose(raw!);
+  for (const [, key, raw] of matchesOf(PARAMETER, body)) args[key!] = parseLoose(raw!);
   return args;
 }
 
@@ -128,7 +129,7 @@ function parseLoose(raw: string): unknown {
 
 function mistralCalls(text: string, code: Span[]): Candidate[] {
   const candidates: Candidate[] = [];
-  for (const match of text.matchAll(MISTRAL_MARKER)) {
+  for (const match of matchesOf(MISTRAL_MARKER, text)) {
     if (isInside(code, match.index)) continue;
     const at = skipSpaces(text, match.index + match[0].length);
     const named = MISTRAL_NAMED.exec(text.slice(at));

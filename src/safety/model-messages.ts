@@ -18,7 +18,8 @@ export function redactMessages(messages: readonly ChatMessage[], redact: (text: 
   return messages.map((message) => redactMessage(message, redact));
 }
 
-function redactMessage(message: ChatMessage, redact: (text: string) => string): ChatMessage {
+/** One message with `redact` applied to its texts, as {@link redactMessages} does to each. */
+export function redactMessage(message: ChatMessage, redact: (text: string) => string): ChatMessage {
   if (message.role !== 'assistant') return { ...message, content: redact(message.content) };
   const content = message.content === null ? null : redact(message.content);
   if (!message.toolCalls) return { ...message, content };

@@ -10,6 +10,7 @@
  * ("let me explain", "let me know") do not count.
  */
 import { stripReasoning } from '../../llm/clean-output.js';
+import { matchesOf } from '../../llm/matches.js';
 import { withoutCode } from '../../llm/text-spans.js';
 
 /** Added as a user message when a reply announced a tool call but made none. */
@@ -135,7 +136,7 @@ function sentencesOf(prose: string): string[] {
 function announces(sentence: string): boolean {
   const lower = sentence.toLowerCase();
   if (lower.endsWith('?')) return false;
-  const matches = [...lower.matchAll(ANNOUNCEMENT), ...lower.matchAll(PROGRESSIVE)];
+  const matches = [...matchesOf(ANNOUNCEMENT, lower), ...matchesOf(PROGRESSIVE, lower)];
   return matches.some((match) => isPlainAnnouncement(lower, match.index, match.index + match[0].length));
 }
 
