@@ -13,8 +13,8 @@ import { silentLogger } from '../log.js';
 import { connectWithin, type Connection } from './connect.js';
 import { KeyedMutex } from './mutex.js';
 import { ensurePrivateDir, ensurePrivateFile, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenIfPresent } from './private-files.js';
-import { acquireProcessLock } from './process-lock.js';
-import { storeSchemeOf } from './url.js';
+import { acquirePostgresLock, acquireProcessLock } from './process-lock.js';
+import { storeSchemeOf, withoutPassword } from './url.js';
 
 /** The stored envelope around every record. */
 interface Envelope {
@@ -58,7 +58,7 @@ export class Store {
     private readonly keyv: Keyv,
     readonly url: string,
     private readonly log: Logger,
-    private readonly release: () => void = () => undefined,
+    private readonly release: () => void | Promise<void> = () => undefined,
   ) {}
 
   /**
@@ -83,6 +83,9 @@ export class Store {
     }
     const { adapter, connection } = opened;
     if (connection) await connectWithin(url, connection, limits);
+    // One instance per Postgres database, as one process per SQLite file (the server answered above).
+    const scheme = storeSchemeOf(url);
+    const releasePostgres = scheme === 'postgres' || scheme === 'postgresql' ? await acquirePostgresLock(url, limits.timeoutMs, withoutPassword(url)) : undefined;
     // Records are plain JSON; the native serialiser is several times faster than keyv's default.
     const keyv = new Keyv({
       store: adapter,
@@ -92,7 +95,10 @@ export class Store {
       deserialize: (text) => JSON.parse(text) as never,
     });
     keyv.on('error', (error: unknown) => log.error({ err: error }, 'store error'));
-    return new Store(keyv, url, log, release);
+    return new Store(keyv, url, log, async () => {
+      release?.();
+      await releasePostgres?.();
+    });
   }
 
   /** A namespace of records validated by `schema`, written with `version`. */
@@ -131,7 +137,7 @@ export class Store {
   async close(): Promise<void> {
     await this.mutex.idle();
     await this.keyv.disconnect();
-    this.release();
+    await this.release();
   }
 
   private async decode<S extends z.ZodType>(

@@ -89,6 +89,29 @@ for (const backend of backends) {
   });
 }
 
+describe('one instance per store', () => {
+  it('a second store on the same SQLite file in another process is refused; this process may reopen its own', async () => {
+    const file = join(dir, 'locked.sqlite');
+    const first = await Store.open({ url: `sqlite://${file}` });
+    // The lock names this process: a second open here shares it (tests and tools reopen stores).
+    const again = await Store.open({ url: `sqlite://${file}` });
+    await again.close();
+    await first.close();
+  });
+
+  it.skipIf(!process.env.PINCER_TEST_POSTGRES_URL)(
+    `a second instance on the same Postgres database is refused until the first closes${process.env.PINCER_TEST_POSTGRES_URL ? '' : ' (skipped: PINCER_TEST_POSTGRES_URL is not set)'}`,
+    async () => {
+      const url = process.env.PINCER_TEST_POSTGRES_URL!;
+      const first = await Store.open({ url });
+      await expect(Store.open({ url })).rejects.toThrow(/another pincer instance is using this Postgres database; one instance per Postgres database/);
+      await first.close();
+      const second = await Store.open({ url });
+      await second.close();
+    },
+  );
+});
+
 describe('store URLs', () => {
   it('refuses an unknown scheme with a clear message', async () => {
     await expect(Store.open({ url: 'mongodb://x' })).rejects.toThrow(/unsupported store URL scheme "mongodb"/);
