@@ -190,16 +190,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     });
     this.turn.presenter.toolsFinished();
     for (const result of results) this.reportCall(result);
-    const waiting = results.filter((result) => result.status === 'needs_approval');
-    for (const result of results) {
-      if (result.status !== 'needs_approval') ctx.messages.push({ role: 'tool', toolCallId: result.call.id, content: result.content });
-    }
-    const settled = results.filter((result) => result.status !== 'needs_approval');
-    const batch = {
-      allFailed: settled.length > 0 && settled.every((r) => r.status === 'error' || r.status === 'rejected'),
-      allSucceeded: settled.length > 0 && settled.every((r) => r.status === 'ok'),
-      calls: settled.map(observedCall),
-    };
+    const { batch, waiting } = settleBatch(results, ctx);
     if (!waiting.length) return batch;
     return { ...batch, outcome: { type: 'need_approval', pending: this.pendingFor(waiting, content) } };
   }
@@ -345,8 +336,24 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
   }
 }
 
+/**
+ * Appends the results of a batch's settled calls to the conversation and says
+ * how the batch went; the calls waiting for a person are returned apart.
+ */
+export function settleBatch(results: readonly CallResult[], ctx: LoopContext): { batch: BatchOutcome<never>; waiting: CallResult[] } {
+  const waiting = results.filter((result) => result.status === 'needs_approval');
+  const settled = results.filter((result) => result.status !== 'needs_approval');
+  for (const result of settled) ctx.messages.push({ role: 'tool', toolCallId: result.call.id, content: result.content });
+  const batch = {
+    allFailed: settled.length > 0 && settled.every((r) => r.status === 'error' || r.status === 'rejected'),
+    allSucceeded: settled.length > 0 && settled.every((r) => r.status === 'ok'),
+    calls: settled.map(observedCall),
+  };
+  return { batch, waiting };
+}
+
 /** A settled call as the loop detectors see it. */
-export function observedCall(result: CallResult): ObservedCall {
+function observedCall(result: CallResult): ObservedCall {
   const ok = result.status === 'ok';
   const call: ObservedCall = { name: result.call.name, arguments: result.call.arguments, ok };
   if (!ok) call.error = firstLine(result.content);

@@ -8,7 +8,7 @@
  * journaled in the job's record before it starts and after it returns, so a
  * restart knows what ran.
  */
-import { observedCall } from '../agent/chat-delegate.js';
+import { settleBatch } from '../agent/chat-delegate.js';
 import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from '../agent/loop.js';
 import type { AgentServices } from '../agent/services.js';
 import { DEFAULT_AUTONOMOUS_DENYLIST } from '../tools/approval-rule.js';
@@ -137,16 +137,7 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
       finishStep(this.job, steps.get(result.call.id)!, result.status === 'ok' ? 'done' : 'failed');
       this.services.events.emit('tool.call', { thread: `job:${this.job.id}`, tool: result.call.name, status: result.status, durationMs: result.durationMs });
     }
-    const waiting = results.filter((result) => result.status === 'needs_approval');
-    for (const result of results) {
-      if (result.status !== 'needs_approval') ctx.messages.push({ role: 'tool', toolCallId: result.call.id, content: result.content });
-    }
-    const settled = results.filter((result) => result.status !== 'needs_approval');
-    const batch = {
-      allFailed: settled.length > 0 && settled.every((r) => r.status === 'error' || r.status === 'rejected'),
-      allSucceeded: settled.length > 0 && settled.every((r) => r.status === 'ok'),
-      calls: settled.map(observedCall),
-    };
+    const { batch, waiting } = settleBatch(results, ctx);
     if (!waiting.length) return batch;
     return { ...batch, outcome: { type: 'need_approval', pending: { calls: waiting, reason: content } } };
   }

@@ -11,6 +11,7 @@ import { readJsonAt } from '../llm/json-scan.js';
 import type { ChatMessage, LlmResponse, ToolDefinition } from '../llm/types.js';
 import type { ToolContext } from '../tools/types.js';
 import { completionSignal, type CompletionSignal } from './completion.js';
+import { JobDelegate, jobSystemPrompt, type JobRunControl } from './delegate.js';
 import { finishStep, journalStep, type JobRecord } from './job.js';
 
 /** Steps a plan may have. */
@@ -134,3 +135,27 @@ async function abandon(job: JobRecord, control: PlanControl, why: string): Promi
 
 /** The completion check after a plan's steps. */
 export const COMPLETION_CHECK = 'The planned steps have run (results above). Is the goal reached? If so, reply with the final report beginning with "DONE:". If not, say what remains, without "DONE:".';
+
+/**
+ * The planned path of a job's run, with its model calls made as the job's
+ * (its system prompt, the owner's usage) and its tools as the job offers them.
+ */
+export async function runPlannedJob(job: JobRecord, services: AgentServices, control: JobRunControl, hasMessages: () => Promise<boolean>): Promise<PlanRun> {
+  const delegate = new JobDelegate(job, services, control);
+  const system: ChatMessage = { role: 'system', content: jobSystemPrompt(job, services.config.agent.name) };
+  return runPlan(job, {
+    services,
+    tools: await delegate.offeredTools(),
+    toolContext: delegate.toolContext(),
+    signal: control.signal,
+    complete: async (messages) => {
+      const response = await services.models.providerFor(undefined).complete({ messages: messages[0]?.role === 'system' ? messages : [system, ...messages], signal: control.signal });
+      // Planning and the completion check are the owner's calls too.
+      await services.usage.record(job.owner, response, { job: true });
+      return response;
+    },
+    hasMessages,
+    save: () => control.save(),
+    activity: (what) => control.activity(what),
+  });
+}

@@ -20,13 +20,12 @@ import { newApproval, type PendingApproval } from '../agent/approval-book.js';
 import type { ApprovalResumption } from '../agent/approval-flow.js';
 import { DEFAULT_LOOP_CONFIG, runAgenticLoop, type LoopContext, type LoopOutcome } from '../agent/loop.js';
 import type { AgentServices } from '../agent/services.js';
-import { failureMessage } from '../agent/turn.js';
-import type { ChatInfo } from '../channels/types.js';
 import type { Config } from '../config/schema.js';
-import type { ChatMessage, ToolCall } from '../llm/types.js';
-import { JobDelegate, jobSystemPrompt, type JobApprovalNeed } from './delegate.js';
-import { runPlan, type PlanRun } from './planning.js';
-import { FINAL_STATES, unfinishedToolSteps, type JobRecord, type JobRequest } from './job.js';
+import type { ChatMessage } from '../llm/types.js';
+import { JobDelegate, type JobApprovalNeed } from './delegate.js';
+import { runPlannedJob, type PlanRun } from './planning.js';
+import { FINAL_STATES, type JobRecord, type JobRequest } from './job.js';
+import { jobFailure, jobIdOfThread, jobThreadKey, NOT_APPROVED, ownerDm, REPAIR_NOTE, reportInterrupted, stopText, toolResult, type JobHost } from './job-runs.js';
 import type { JobStore } from './job-store.js';
 import { InProcessEngine, type JobEngine } from './engine.js';
 import { JobProgress } from './progress.js';
@@ -34,38 +33,9 @@ import { JobProgress } from './progress.js';
 /** Why a worker was stopped. */
 type StopReason = 'cancel' | 'timeout' | 'shutdown';
 
-/** What a tool result says about a call that a restart interrupted. */
-export const INTERRUPTED_RESULT = 'Error: this call was interrupted by a restart of the bot; it was not run again. Check whether it took effect before relying on it.';
-
-/** Tool results for an approval that did not approve. */
-const NOT_APPROVED: Record<Exclude<ApprovalResumption['kind'], 'approved'>, string> = {
-  denied: 'Not run: the job\'s owner denied this call.',
-  expired: 'Not run: the approval request expired, which counts as a denial.',
-  superseded: 'Not run: the job\'s owner did not approve this call.',
-  loop: 'Not run: the job\'s owner did not approve this call.',
-};
-
-/** How the scheduler asks the job's owner (the approval flow), and where it tracks background work. */
-export interface JobHost {
-  /** Shows the question; false when it could not be shown. */
-  ask(approval: PendingApproval): Promise<boolean>;
-  /** Ends a job's open question (the job was cancelled). */
-  cancelQuestion(threadKey: string, by: string): Promise<void>;
-}
-
 interface Worker {
   abort: AbortController;
   done: Promise<void>;
-}
-
-/** The key of a job's questions in the approval book. */
-export function jobThreadKey(jobId: string): string {
-  return `job:${jobId}`;
-}
-
-/** The job id in a question's thread key, or undefined for a chat thread. */
-export function jobIdOfThread(threadKey: string): string | undefined {
-  return threadKey.startsWith('job:') ? threadKey.slice(4) : undefined;
 }
 
 /** Runs background jobs. */
@@ -265,26 +235,8 @@ export class JobScheduler {
   }
 
   /** The planned path: a plan, its steps without model calls, one completion check. */
-  private async runPlanned(job: JobRecord, signal: AbortSignal, progress: JobProgress): Promise<PlanRun> {
-    const control = this.runControl(job, signal, progress);
-    const delegate = new JobDelegate(job, this.services, control);
-    const tools = await delegate.offeredTools();
-    const system: ChatMessage = { role: 'system', content: jobSystemPrompt(job, this.services.config.agent.name) };
-    return runPlan(job, {
-      services: this.services,
-      tools,
-      toolContext: delegate.toolContext(),
-      signal,
-      complete: async (messages) => {
-        const response = await this.services.models.providerFor(undefined).complete({ messages: messages[0]?.role === 'system' ? messages : [system, ...messages], signal });
-        // Planning and the completion check are the owner's calls too.
-        await this.services.usage.record(job.owner, response, { job: true });
-        return response;
-      },
-      hasMessages: async () => Boolean((await this.jobs.get(job.id))?.inbox.length),
-      save: () => control.save(),
-      activity: (what) => control.activity(what),
-    });
+  private runPlanned(job: JobRecord, signal: AbortSignal, progress: JobProgress): Promise<PlanRun> {
+    return runPlannedJob(job, this.services, this.runControl(job, signal, progress), async () => Boolean((await this.jobs.get(job.id))?.inbox.length));
   }
 
   private async runLoop(job: JobRecord, signal: AbortSignal, progress: JobProgress): Promise<LoopOutcome<JobApprovalNeed>> {
@@ -395,20 +347,7 @@ export class JobScheduler {
 
   /** Reports the tool calls a crash interrupted, so that the model knows and nothing runs twice. */
   private async markInterrupted(id: string): Promise<void> {
-    await this.jobs.update(id, (job) => {
-      for (const step of unfinishedToolSteps(job)) {
-        step.status = 'interrupted';
-        // A plan step that may have run is not run again: the loop takes over from its result.
-        const planned = /^plan_.+_(\d+)$/.exec(step.callId ?? '');
-        if (planned && job.planSteps?.[Number(planned[1]) - 1]) {
-          job.planSteps[Number(planned[1]) - 1]!.status = 'failed';
-          job.planState = 'abandoned';
-        }
-        if (step.callId && !job.messages.some((message) => message.role === 'tool' && message.toolCallId === step.callId)) {
-          job.messages.push({ role: 'tool', toolCallId: step.callId, content: INTERRUPTED_RESULT });
-        }
-      }
-    });
+    await this.jobs.update(id, reportInterrupted);
   }
 
   private runControl(job: JobRecord, signal: AbortSignal, progress?: JobProgress) {
@@ -451,25 +390,4 @@ export class JobScheduler {
     }
     return progress;
   }
-}
-
-/** What a repaired job's model is told. */
-export const REPAIR_NOTE = 'The previous attempt at this job ran out of time. Continue from where it stopped, more directly: skip what is done, and finish with "DONE:" and a report, or "FAILED:" and the reason.';
-
-/** The owner's DM with the bot: the job's origin when it is one. */
-function ownerDm(job: JobRecord): ChatInfo | undefined {
-  return job.origin.kind === 'dm' ? job.origin : undefined;
-}
-
-function toolResult(call: ToolCall, content: string): ChatMessage {
-  return { role: 'tool', toolCallId: call.id, content };
-}
-
-function stopText(reason: unknown): string {
-  return reason === 'timeout' ? 'it timed out' : reason === 'cancel' ? 'cancelled' : 'it was stopped';
-}
-
-/** Why a job failed, in the words a person reads (details stay in the logs). */
-function jobFailure(error: unknown): string {
-  return failureMessage(error).replace(/^Sorry, /, '').replace(/\.$/, '');
 }
