@@ -23,7 +23,7 @@ import { z } from 'zod';
 import type { McpServerSchema } from '../config/schema.js';
 import { ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { SourceState, SourceStatus, ToolSource } from '../tools/source.js';
+import { StaticToolSource, type SourceState, type SourceStatus, type ToolSource } from '../tools/source.js';
 import type { Tool } from '../tools/types.js';
 import { modelToolNames } from './names.js';
 import { resultText, type McpContent } from './results.js';
@@ -53,9 +53,8 @@ export class McpServerSource implements ToolSource {
   readonly name: string;
   private client: Client | undefined;
   private state: SourceState = 'stopped';
-  private list: Tool[] = [];
-  private version = 0;
-  private readonly listeners = new Set<() => void>();
+  /** The tools offered now, with their revision and listeners. */
+  private readonly offered = new StaticToolSource('offered');
   private lastError: string | undefined;
   private transportName: McpTransportName;
   private restartTimer: NodeJS.Timeout | undefined;
@@ -90,20 +89,19 @@ export class McpServerSource implements ToolSource {
   }
 
   tools(): readonly Tool[] {
-    return this.list;
+    return this.offered.tools();
   }
 
   revision(): number {
-    return this.version;
+    return this.offered.revision();
   }
 
   onChange(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.offered.onChange(listener);
   }
 
   status(): McpServerStatus {
-    return { server: this.server, transport: this.transportName, state: this.state, tools: this.list.length, ...(this.lastError ? { lastError: this.lastError } : {}) };
+    return { server: this.server, transport: this.transportName, state: this.state, tools: this.offered.tools().length, ...(this.lastError ? { lastError: this.lastError } : {}) };
   }
 
   private async connect(): Promise<void> {
@@ -122,7 +120,7 @@ export class McpServerSource implements ToolSource {
       this.state = 'ready';
       this.attempts = 0;
       delete this.lastError;
-      this.log.info({ server: this.server, transport: this.transportName, tools: this.list.length }, 'MCP server ready');
+      this.log.info({ server: this.server, transport: this.transportName, tools: this.offered.tools().length }, 'MCP server ready');
     } catch (error) {
       // A server that answers after its time is closed rather than left running unseen.
       if (!client) void opening.then((late) => late.close()).catch(() => undefined);
@@ -224,10 +222,8 @@ export class McpServerSource implements ToolSource {
   }
 
   private setTools(tools: Tool[]): void {
-    if (!tools.length && !this.list.length) return;
-    this.list = tools;
-    this.version += 1;
-    for (const listener of this.listeners) listener();
+    if (!tools.length && !this.offered.tools().length) return;
+    this.offered.replace(tools);
   }
 
   private keepStderr(text: string): void {

@@ -12,6 +12,8 @@ import { httpBodyOf, postSigned } from './signing.js';
 import { SocketModeHub } from './socket-mode.js';
 import { APP_TOKEN_METHODS, callMethod, type Params } from './web-api.js';
 import { FakeWorkspace, type FakeConversation, type FakeMessage, type FakeUser } from './workspace.js';
+import { readFileSync } from 'node:fs';
+import YAML from 'yaml';
 
 /** Options of {@link startFakeSlack}. */
 export interface FakeSlackOptions {
@@ -25,21 +27,9 @@ export interface FakeSlackOptions {
 }
 
 /** The bot scopes of `config/slack-app-manifest.yaml`. */
-export const MANIFEST_SCOPES = [
-  'app_mentions:read',
-  'chat:write',
-  'im:history',
-  'im:read',
-  'im:write',
-  'channels:history',
-  'groups:history',
-  'mpim:history',
-  'channels:read',
-  'groups:read',
-  'mpim:read',
-  'users:read',
-  'commands',
-] as const;
+export const MANIFEST_SCOPES: readonly string[] = (
+  YAML.parse(readFileSync(new URL('../../../config/slack-app-manifest.yaml', import.meta.url), 'utf8')) as { oauth_config: { scopes: { bot: string[] } } }
+).oauth_config.scopes.bot;
 
 /** One Web API call the fake received. */
 export interface ApiCall {
