@@ -30,6 +30,7 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
   SLACK_SIGNING_SECRET: 'slack.signingSecret',
   SLACK_API_URL: 'slack.apiUrl',
   PINCER_HTTP_PORT: 'http.port',
+  PINCER_INSTANCE_ID: 'cluster.instanceId',
 };
 
 const LIST_KEYS = new Set(['owners']);

@@ -309,6 +309,15 @@ export const ConfigSchema = z.strictObject({
       host: z.string().default('127.0.0.1'),
     })
     .default({ host: '127.0.0.1' }),
+  /** Several instances on one Redis store (SPEC section 15). */
+  cluster: z
+    .strictObject({
+      /** This instance's name. Env: PINCER_INSTANCE_ID; default host name and pid. */
+      instanceId: z.string().min(1).max(128).optional(),
+      /** How long a thread's lease outlives an instance that stops renewing it (it dies). */
+      leaseTtlMs: z.number().int().min(1_000).max(300_000).default(10_000),
+    })
+    .default({ leaseTtlMs: 10_000 }),
   terminal: z
     .strictObject({ enabled: z.enum(['auto', 'on', 'off']).default('auto'), userName: z.string().default('owner') })
     .default({ enabled: 'auto', userName: 'owner' }),

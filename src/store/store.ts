@@ -11,10 +11,15 @@ import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { connectWithin, type Connection } from './connect.js';
+import type { Redis } from 'ioredis';
 import { KeyedMutex } from './mutex.js';
 import { ensurePrivateDir, ensurePrivateFile, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenIfPresent } from './private-files.js';
 import { acquirePostgresLock, acquireProcessLock } from './process-lock.js';
+import { RedisCompareAndSet } from './redis-cas.js';
 import { storeSchemeOf, withoutPassword } from './url.js';
+
+/** The prefix of every key in the store. */
+const NAMESPACE = 'pincer';
 
 /** The stored envelope around every record. */
 interface Envelope {
@@ -29,7 +34,9 @@ export interface Namespace<T> {
   delete(key: string): Promise<boolean>;
   /**
    * Reads, changes and writes one record with no other `update` of the same key
-   * in between (within this process).
+   * in between: within this process (SQLite and Postgres have one process per
+   * store), and across instances on Redis (compare-and-set; `change` may then run
+   * more than once).
    */
   update(key: string, change: (current: T | undefined) => T | undefined): Promise<T | undefined>;
 }
@@ -59,6 +66,7 @@ export class Store {
     readonly url: string,
     private readonly log: Logger,
     private readonly release: () => void | Promise<void> = () => undefined,
+    private readonly cas?: RedisCompareAndSet,
   ) {}
 
   /**
@@ -89,16 +97,25 @@ export class Store {
     // Records are plain JSON; the native serialiser is several times faster than keyv's default.
     const keyv = new Keyv({
       store: adapter,
-      namespace: 'pincer',
+      namespace: NAMESPACE,
       useKeyPrefix: false,
       serialize: (data) => JSON.stringify(data),
       deserialize: (text) => JSON.parse(text) as never,
     });
     keyv.on('error', (error: unknown) => log.error({ err: error }, 'store error'));
-    return new Store(keyv, url, log, async () => {
-      release?.();
-      await releasePostgres?.();
-    });
+    // Several instances may share a Redis store: updates there compare and set.
+    const casClient = scheme === 'redis' || scheme === 'rediss' ? await redisClient(url) : undefined;
+    return new Store(
+      keyv,
+      url,
+      log,
+      async () => {
+        release?.();
+        await releasePostgres?.();
+        casClient?.disconnect();
+      },
+      casClient && new RedisCompareAndSet(casClient, withoutPassword(url)),
+    );
   }
 
   /** A namespace of records validated by `schema`, written with `version`. */
@@ -125,6 +142,13 @@ export class Store {
       delete: (key) => this.keyv.delete(keyOf(key)),
       update: (key, change) =>
         this.mutex.run(keyOf(key), async () => {
+          if (this.cas) {
+            const envelope = await this.cas.update(redisKeyOf(keyOf(key)), async (raw) => {
+              const next = change(raw === undefined || raw === null ? undefined : await this.decode(name, key, raw, schema, version));
+              return next === undefined ? undefined : ({ v: version, data: next } satisfies Envelope);
+            });
+            return (envelope as Envelope | undefined)?.data as z.infer<S> | undefined;
+          }
           const next = change(await read(key));
           if (next === undefined) await this.keyv.delete(keyOf(key));
           else await write(key, next);
@@ -161,6 +185,17 @@ export class Store {
     }
     return undefined;
   }
+}
+
+/** The Redis key keyv's Redis adapter stores `key` under (its namespace, then `::`). */
+function redisKeyOf(key: string): string {
+  return `${NAMESPACE}::${key}`;
+}
+
+/** A plain ioredis connection to the store's server (for what keyv cannot do atomically). */
+async function redisClient(url: string): Promise<Redis> {
+  const { Redis } = await import('ioredis');
+  return new Redis(url, { maxRetriesPerRequest: 3 });
 }
 
 /** A keyv adapter, with how to connect it when it talks to a server. */
