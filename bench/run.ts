@@ -35,3 +35,13 @@ if (!only || only === 'jobs') {
   console.log('bench/jobs: 200 jobs x 10 model steps, model latency 100 ms, 50 at once, against the ideal wall time');
   table(await runJobsBench());
 }
+if (!only || only === 'history') {
+  const { runHistoryBench } = await import('./history.js');
+  console.log('bench/history: bytes and time per turn (2 messages appended and saved) on SQLite, whole record (a) vs thread log (b)');
+  table(await runHistoryBench());
+}
+if (!only || only === 'cluster') {
+  const { runClusterBench } = await import('./cluster.js');
+  console.log('bench/cluster: the built product, one instance vs three on one Redis store (400 messages, 200 threads, model 100 ms), and failover after a SIGKILL (lease TTL 2 s)');
+  table(await runClusterBench());
+}

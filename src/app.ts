@@ -19,6 +19,11 @@ import { startOpsServer, type OpsServer } from './http/server.js';
 import { JobStore } from './jobs/job-store.js';
 import { McpServerSource } from './mcp/server-source.js';
 import { isRedisUrl } from './store/url.js';
+import { ClusterNode, instanceIdOf } from './cluster/node.js';
+import { RedisElection } from './cluster/redis-election.js';
+import { RedisThreadStorage } from './cluster/thread-storage.js';
+import { ClusterThreads } from './cluster/threads.js';
+import { KeyvThreadStorage } from './agent/thread-log.js';
 import { RedisClaims, RoutineStore, StoreClaims } from './routines/routine.js';
 import { routineToolSource } from './routines/tools.js';
 import { jobToolSource } from './jobs/tools.js';
@@ -95,9 +100,17 @@ export async function createApp(options: AppOptions): Promise<App> {
   registry.addSource(builtinToolSource(config, { store }));
   if (options.tools?.length) registry.addSource(new StaticToolSource('app', options.tools));
   for (const source of options.toolSources ?? []) registry.addSource(source);
-  const permissions = createPermissionStore(store, registry);
+  // On a Redis store this instance is one of possibly several: threads are shared through leases.
+  const cluster = isRedisUrl(store.url) ? await joinCluster(config, store.url, log) : undefined;
+  const settingsChanged = cluster ? () => void cluster.node.publish({ type: 'settings' }).catch((error: unknown) => log.warn({ err: error }, 'cluster: a settings change was not announced')) : undefined;
+  const permissions = createPermissionStore(store, registry, settingsChanged);
   const audit = createAuditLog(store, { log });
-  const policy = createPolicyStore({ store, catalog: registry, audit });
+  const policy = createPolicyStore({ store, catalog: registry, audit, onChange: settingsChanged });
+  cluster?.node.onMessage((message) => {
+    if (message.type !== 'settings') return;
+    policy.invalidate();
+    permissions.invalidate();
+  });
   const pipeline = createToolPipeline({
     registry,
     permissions,
@@ -119,6 +132,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       commands: COMMANDS,
       completions: (source) => (source === 'tool' ? registry.names() : source === 'model' ? models.list().map((choice) => choice.name) : []),
       state: { get: (key) => state.get(key), set: (key, value, ttlMs) => state.set(key, value, ttlMs) },
+      acknowledges: true,
+      ...(cluster ? { election: new RedisElection(cluster.node, log.child({ channel: name })) } : {}),
     };
   };
   const factories = options.channels ?? (await configuredChannels(config));
@@ -135,7 +150,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     registry,
     permissions,
     policy,
-    history: new ThreadHistory(store, log),
+    history: cluster ? new ThreadHistory(store, log, new RedisThreadStorage(cluster.node, cluster.threads, log, new KeyvThreadStorage(store, log))) : new ThreadHistory(store, log),
     approvals: new ApprovalBook(store),
     usage: new UsageLedger(store),
     outbox,
@@ -144,6 +159,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     jobs: new JobStore(store, log),
     routines: new RoutineStore(store, log),
     firingClaims: isRedisUrl(config.storeUrl) ? new RedisClaims(config.storeUrl!) : new StoreClaims(store),
+    ...(cluster ? { cluster } : {}),
   };
   const runtime = new Runtime(services, channels);
   // The job tools reach the runtime's scheduler; they are offered from the start like every source.
@@ -167,6 +183,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     await services.usage.flush();
     await services.history.flush();
     await services.journal.durable();
+    // Threads held here go back at once: the other instances need not wait for the leases to lapse.
+    await cluster?.threads.close();
+    cluster?.node.close();
     await store.close();
   };
   return {
@@ -184,6 +203,12 @@ export async function createApp(options: AppOptions): Promise<App> {
       return stopping;
     },
   };
+}
+
+/** Joins the instances on the Redis store at `url`. */
+async function joinCluster(config: Config, url: string, log: Logger): Promise<NonNullable<AgentServices['cluster']>> {
+  const node = await ClusterNode.connect(url, instanceIdOf(config.cluster.instanceId), config.cluster.leaseTtlMs, log);
+  return { node, threads: new ClusterThreads(node, log) };
 }
 
 /** Factories for every channel whose credentials are configured. Platform libraries load only when used. */

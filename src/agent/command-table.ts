@@ -3,8 +3,8 @@
  * routines, models and MCP): help, parsing and every platform's registration
  * (Telegram's menu, Discord's slash commands, Slack's `/pincer`) come from it.
  */
-import type { CommandArg } from '../channels/command-grammar.js';
-import type { CommandSpec } from '../channels/types.js';
+import { findCommand, type CommandArg } from '../channels/command-grammar.js';
+import type { CommandSpec, InboundCommand, InboundMessage } from '../channels/types.js';
 
 /** Where a policy change applies: this group, or everywhere. */
 const SCOPE_ARG: CommandArg = { name: 'scope', description: 'Where the policy applies (default: here)', kind: 'choice', choices: ['here', 'global'] };
@@ -90,3 +90,26 @@ export const COMMANDS: CommandSpec[] = [
   { name: 'help', description: 'List the commands', aliases: ['start'] },
   { name: 'shutdown', description: 'Shut the bot down (owners)', who: 'owner' },
 ];
+
+/** The canonical name of a command, or undefined when unknown. */
+export function canonicalCommand(name: string): string | undefined {
+  return findCommand(COMMANDS, name)?.name;
+}
+
+/** A text message that is a command (`/stop`, `/policy list`), as a command event. */
+export function textCommand(event: InboundMessage): InboundCommand | undefined {
+  const match = /^\/([A-Za-z][\w-]{0,31})(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(event.text.trim());
+  if (!match) return undefined;
+  const name = match[1]!.toLowerCase();
+  const addressed = event.chat.kind === 'dm' || event.mentionsBot || event.replyToBot;
+  if (!canonicalCommand(name) && !addressed) return undefined;
+  return {
+    type: 'command',
+    chat: event.chat,
+    sender: event.sender,
+    receivedAt: event.receivedAt,
+    name,
+    args: (match[2] ?? '').trim(),
+    messageId: event.messageId,
+  };
+}

@@ -23,7 +23,7 @@ import type { AgentServices } from './services.js';
 import type { StopResult } from './thread-runner.js';
 import { formatUsage } from './usage.js';
 
-export { COMMANDS } from './command-table.js';
+export { canonicalCommand, COMMANDS } from './command-table.js';
 
 /** What commands need from the runtime besides the services. */
 export interface CommandHost {
@@ -43,11 +43,6 @@ export interface CommandHost {
   jobs(): JobScheduler;
   /** The routines. */
   routines(): RoutineScheduler;
-}
-
-/** The canonical name of a command, or undefined when unknown. */
-export function canonicalCommand(name: string): string | undefined {
-  return findCommand(COMMANDS, name)?.name;
 }
 
 /** What someone who may not touch the global tool policy is told. */

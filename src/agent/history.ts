@@ -1,13 +1,16 @@
 /**
  * Persisted conversation threads: the history the model sees, recent group
- * context, and usage. One record per thread key, validated on read.
+ * context, and usage. One record per thread key, validated on read; each write
+ * hands the storage what changed since the last one (see thread-storage.ts).
  */
 import { z } from 'zod';
 import type { ChatInfo } from '../channels/types.js';
 import type { ChatMessage } from '../llm/types.js';
 import { KeyedMutex } from '../store/mutex.js';
-import type { Namespace, Store } from '../store/store.js';
+import type { Store } from '../store/store.js';
 import { silentLogger, type Logger } from '../log.js';
+import { KeyvThreadStorage } from './thread-log.js';
+import type { ThreadDelta, ThreadStorage } from './thread-storage.js';
 
 /** Zod schema of a stored tool call. */
 export const ToolCallSchema = z.object({ id: z.string(), name: z.string(), arguments: z.string() });
@@ -108,6 +111,14 @@ export const zeroUsage = (): UsageTotals => ({ inputTokens: 0, outputTokens: 0, 
 /** Thread records kept in memory (the most recently used ones). */
 const CACHE_SIZE = 2_000;
 
+/** What the store holds of a thread, as this process last wrote or read it. */
+interface Written {
+  /** The messages, as the very objects written: a message in the history is replaced, never changed in place. */
+  messages: readonly ChatMessage[];
+  /** Ids of the inbox's messages. */
+  inbox: ReadonlySet<string>;
+}
+
 /**
  * Reads and writes thread records. A record read once stays in memory while its
  * thread is active, and every change goes through {@link update} (or {@link
@@ -116,8 +127,9 @@ const CACHE_SIZE = 2_000;
  * the turn saves.
  */
 export class ThreadHistory {
-  private readonly records: Namespace<ThreadRecord>;
   private readonly cache = new Map<string, ThreadRecord>();
+  /** Per cached thread, what its next write is compared with. */
+  private readonly written = new Map<string, Written>();
   private readonly mutex = new KeyedMutex();
   /** The last write of each thread still in flight; writes of one thread go out in order. */
   private readonly writes = new Map<string, Promise<void>>();
@@ -127,9 +139,8 @@ export class ThreadHistory {
   constructor(
     store: Store,
     private readonly log: Logger = silentLogger,
-  ) {
-    this.records = store.namespace('thread', ThreadRecordSchema, 1);
-  }
+    private readonly storage: ThreadStorage = new KeyvThreadStorage(store, log),
+  ) {}
 
   /**
    * The thread's record (a fresh one for a chat never seen). The object is
@@ -146,7 +157,17 @@ export class ThreadHistory {
 
   /** The thread's record if it exists. */
   async get(key: string): Promise<ThreadRecord | undefined> {
-    return this.cache.get(key) ?? (await this.records.get(key));
+    return this.cache.get(key) ?? (await this.storage.read(key));
+  }
+
+  /**
+   * Drops the thread from memory, so that its next read comes from the store:
+   * for a thread another process may have written meanwhile. A write of this
+   * one already queued still goes out.
+   */
+  forget(key: string): void {
+    this.cache.delete(key);
+    this.written.delete(key);
   }
 
   /**
@@ -209,7 +230,7 @@ export class ThreadHistory {
     const entry = { record, write: Promise.resolve() };
     entry.write = previous.then(() => {
       this.queued.delete(key);
-      return this.records.set(key, entry.record);
+      return this.write(key, entry.record);
     });
     this.queued.set(key, entry);
     const write = entry.write;
@@ -221,18 +242,47 @@ export class ThreadHistory {
     return write;
   }
 
+  /** Writes what changed since the last write; the delta is taken now, when the write starts, so it covers every change it carries. */
+  private async write(key: string, record: ThreadRecord): Promise<void> {
+    const before = this.written.get(key);
+    // A copy: the record's array may grow while the storage writes this one.
+    const messages = record.messages.slice();
+    const after = writtenOf(messages, record);
+    await this.storage.write(key, { ...record, messages }, deltaBetween(before, after));
+    // Unless the thread was forgotten or read again meanwhile.
+    if (this.written.get(key) === before) this.written.set(key, after);
+  }
+
   private async read(key: string, chat: ChatInfo): Promise<ThreadRecord> {
     // A record evicted from the cache while its write waits is newer than the stored one.
     let record = this.cache.get(key) ?? this.queued.get(key)?.record;
     if (record) {
       this.cache.delete(key);
     } else {
-      record = (await this.records.get(key)) ?? emptyRecord(key, chat);
+      record = (await this.storage.read(key)) ?? emptyRecord(key, chat);
+      this.written.set(key, writtenOf(record.messages.slice(), record));
     }
     this.cache.set(key, record);
-    if (this.cache.size > CACHE_SIZE) this.cache.delete(this.cache.keys().next().value!);
+    if (this.cache.size > CACHE_SIZE) this.evict(this.cache.keys().next().value!);
     return record;
   }
+
+  /** Without its written state, a thread read back from the queue writes its whole history again: correct, only larger. */
+  private evict(key: string): void {
+    this.cache.delete(key);
+    this.written.delete(key);
+  }
+}
+
+function writtenOf(messages: readonly ChatMessage[], record: ThreadRecord): Written {
+  return { messages, inbox: new Set(record.inbox.map((queued) => queued.id)) };
+}
+
+/** The change from `before` to `after`: an append when `after` starts with the very messages of `before`. */
+function deltaBetween(before: Written | undefined, after: Written): ThreadDelta {
+  const consumed = before ? [...before.inbox].filter((id) => !after.inbox.has(id)) : [];
+  const kept = before !== undefined && before.messages.length <= after.messages.length && before.messages.every((message, i) => message === after.messages[i]);
+  return kept ? { from: before.messages.length, rewrite: false, consumed } : { from: 0, rewrite: true, consumed };
 }
 
 function emptyRecord(key: string, chat: ChatInfo): ThreadRecord {

@@ -4,22 +4,24 @@
  * presses) or the command handler (control path, never behind a turn). It ends
  * on shutdown or when every channel stream has ended; nothing else ends it.
  */
-import type { Channel, ChatInfo, InboundCommand, InboundEvent, InboundMessage } from '../channels/types.js';
-import { qualifiedUserId, threadKeyOf } from '../channels/types.js';
+import type { Channel, ChatInfo, InboundEvent, InboundMessage } from '../channels/types.js';
+import { acknowledge, qualifiedUserId, threadKeyOf } from '../channels/types.js';
 import { ChannelError } from '../errors.js';
 import { ApprovalFlow } from './approval-flow.js';
-import { canonicalCommand, CommandHandler } from './commands.js';
-import { keepInInbox } from './inbox.js';
+import { CommandHandler } from './commands.js';
+import { textCommand } from './command-table.js';
+import { fromQueued, keepInInbox } from './inbox.js';
 import { InboundLimiter } from './inbound-limits.js';
 import { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
 import { jobEngineFor } from '../jobs/engine.js';
 import { BullMqTimers, InProcessTimers, RoutineScheduler } from '../routines/scheduler.js';
 import { isRedisUrl } from '../store/url.js';
+import type { ClusterThreads } from '../cluster/threads.js';
 import { jobIdOfThread } from '../jobs/job-runs.js';
 import { JobScheduler } from '../jobs/scheduler.js';
-import { formatElapsed, type TurnActivity } from './presenter.js';
 import { ThreadRunner, type RunnerContext, type StopResult } from './thread-runner.js';
+import { describeThread } from './thread-status.js';
 import type { TurnJournal } from './turn-journal.js';
 import { TurnEngine } from './turn.js';
 
@@ -41,6 +43,8 @@ export class Runtime {
   /** Routines: reminders and scheduled work. */
   readonly routines: RoutineScheduler;
   private readonly inflight = new Set<Promise<unknown>>();
+  /** Threads shared with other instances on the Redis store, when there are any. */
+  private readonly cluster: ClusterThreads | undefined;
   private stopping: Promise<void> | undefined;
   private resolveDone!: (reason: string) => void;
   /** Resolves with the reason once the runtime has stopped. */
@@ -51,6 +55,7 @@ export class Runtime {
     channels: Channel[],
   ) {
     for (const channel of channels) this.channels.set(channel.name, channel);
+    this.cluster = services.cluster?.threads;
     const { agent } = services.config;
     this.slots = new FairSemaphore(agent.maxConcurrentTurns);
     // An ended question resumes the work that asked it: a job, or the turn in its thread's runner.
@@ -95,15 +100,21 @@ export class Runtime {
         if (this.runners.get(runner.key) !== runner) return;
         this.runners.delete(runner.key);
         this.journal.clear(runner.key);
+        // Shared threads go back to the instances once their inbox is empty.
+        if (this.cluster) this.track(this.cluster.idle(runner.key));
       },
     };
+    if (this.cluster) {
+      const cluster = this.cluster;
+      this.runnerContext.claim = (key) => cluster.claim(key);
+    }
     this.limiter = new InboundLimiter(agent.userMessagesPerMinute, agent.maxInboundChars);
     this.commands = new CommandHandler({
       services,
       channel: (name) => this.channels.get(name),
       stopThread: (key, by) => this.stopThread(key, by),
       threadIdle: async (key) => this.runners.get(key)?.idle(),
-      describeThread: (key) => this.describeThread(key),
+      describeThread: async (key) => describeThread(this.services, key, this.runners.get(key), await this.approvals.pendingFor(key)),
       shutdown: (reason) => void this.shutdown(reason),
       jobs: () => this.jobs,
       routines: () => this.routines,
@@ -134,7 +145,8 @@ export class Runtime {
     );
     if (!started.length) throw new ChannelError('pincer', 'no channel could be started');
     await this.approvals.restore();
-    await this.recover();
+    if (this.services.cluster) this.joinCluster(this.services.cluster);
+    else await this.recover();
     await this.jobs.start();
     await this.routines.start();
     void Promise.all(started.map((channel) => this.consume(channel))).then(() => this.shutdown('every channel stream ended'));
@@ -155,7 +167,35 @@ export class Runtime {
     }
   }
 
-  private async recoverThread(key: string): Promise<void> {
+  /**
+   * Shares threads with the other instances: a thread taken over is picked up
+   * as after a restart, new inbox entries go to its runner, and a /stop or a
+   * settings change made on another instance applies here.
+   */
+  private joinCluster({ node, threads }: NonNullable<AgentServices['cluster']>): void {
+    const { history } = this.services;
+    node.onMessage((message) => {
+      if (message.type === 'stop' && threads.holds(message.thread)) this.runners.get(message.thread)?.stop();
+    });
+    threads.start({
+      takeOver: (key) => this.recoverThread(key),
+      deliver: (key, entries) => {
+        const runner = this.runnerFor(key, entries[0]!.chat);
+        for (const entry of entries) runner.accept(fromQueued(entry.message, entry.chat));
+      },
+      busy: (key) => this.runners.get(key)?.busy ?? false,
+      forget: (key) => Promise.resolve(history.forget(key)),
+      flush: () => history.flush(),
+      lost: (key) => {
+        this.runners.get(key)?.close();
+        this.runners.delete(key);
+        history.forget(key);
+      },
+    });
+  }
+
+  /** Resumes a thread's unfinished work (an interrupted turn, waiting messages); the ids of the messages queued. */
+  private async recoverThread(key: string): Promise<string[]> {
     const { history, log } = this.services;
     const record = await history.get(key);
     let open = record?.turn;
@@ -166,10 +206,11 @@ export class Runtime {
     }
     if (!record || (!open && !record.inbox.length)) {
       this.journal.clear(key);
-      return;
+      return [];
     }
     log.info({ thread: key, interruptedTurn: Boolean(open), waitingMessages: record.inbox.length }, 'resuming unfinished work');
     this.runnerFor(key, record.chat).recover(open, record.inbox);
+    return record.inbox.map((queued) => queued.id);
   }
 
   /** The thread runner for a key, if the thread has work in this process. */
@@ -237,6 +278,8 @@ export class Runtime {
       for await (const event of channel.events()) {
         if (this.stopping) this.keepForRestart(event);
         else this.dispatch(event);
+        // A shared thread's message is acknowledged once it is in its durable inbox; the rest now.
+        if (!this.cluster || event.type !== 'message') acknowledge(event);
       }
     } catch (error) {
       this.services.log.error({ err: error, channel: channel.name }, 'channel stream failed');
@@ -252,6 +295,11 @@ export class Runtime {
   private keepForRestart(event: InboundEvent): void {
     if (event.type !== 'message' || textCommand(event) || !this.isAddressed(event)) {
       this.services.log.debug({ channel: event.chat.channel, type: event.type }, 'event during shutdown not handled');
+      return;
+    }
+    if (this.cluster) {
+      // Kept in the shared inbox: another instance (or this one after its restart) answers it.
+      this.track(this.cluster.intake(event).finally(() => acknowledge(event)));
       return;
     }
     const key = threadKeyOf(event.chat);
@@ -289,6 +337,13 @@ export class Runtime {
       if (limited.notify) this.track(this.services.outbox.send(event.chat, limited.refusal.text));
       return;
     }
+    if (this.cluster) {
+      const cluster = this.cluster;
+      // Durable first; then whichever instance holds the thread (this one, if none does) reads it.
+      const intake = cluster.intake(event).finally(() => acknowledge(event));
+      this.track(intake.then((added) => (added ? cluster.offer(key) : undefined)));
+      return;
+    }
     const runner = this.runnerFor(key, event.chat);
     if (runner.queuedMessages >= this.services.config.agent.maxQueuedPerThread) {
       this.track(this.services.outbox.send(event.chat, `I already have ${runner.queuedMessages} messages waiting in this conversation, so this one was not taken. Please wait for my answer and send it again.`));
@@ -320,6 +375,10 @@ export class Runtime {
   }
 
   private async stopThread(key: string, byName: string): Promise<StopResult> {
+    if (this.services.cluster && !this.services.cluster.threads.holds(key)) {
+      // The thread may be working on another instance: its holder stops it.
+      await this.services.cluster.node.publish({ type: 'stop', thread: key, by: byName });
+    }
     const result = this.runners.get(key)?.stop() ?? { hadWork: false, kept: 0 };
     const ended = await this.approvals.cancel(key, byName);
     if (!ended) return result;
@@ -327,61 +386,9 @@ export class Runtime {
     return { ...result, hadWork: true };
   }
 
-  private async describeThread(key: string): Promise<string> {
-    const runner = this.runners.get(key);
-    const record = await this.services.history.get(key);
-    const pending = await this.approvals.pendingFor(key);
-    const state = pending
-      ? pending.kind === 'loop'
-        ? `waiting for ${pending.requester.name} to say whether I should go on`
-        : `waiting for ${pending.requester.name} to approve \`${pending.call.name}\``
-      : runner?.running
-        ? workingText(runner.running.presenter.activity(), runner.running.iteration, this.services.config.agent.maxToolIterations)
-        : runner?.busy
-          ? 'waiting for a free slot'
-          : 'idle';
-    const lines = [`State: ${state}.`, `Model: ${this.services.models.nameFor(record?.model)}.`];
-    if (record) {
-      lines.push(`History: ${count(record.messages.length, 'message')} over ${count(record.turns, 'turn')}.`);
-      const u = record.usage;
-      lines.push(`This thread: ${u.inputTokens.toLocaleString('en-US')} in / ${u.outputTokens.toLocaleString('en-US')} out tokens, ${this.services.models.find(this.services.models.nameFor(record.model))?.price ? `$${u.costUsd.toFixed(4)}` : 'price unknown'}.`);
-    }
-    if (runner?.queuedMessages) lines.push(`Waiting: ${count(runner.queuedMessages, 'message')}.`);
-    return lines.join('\n');
-  }
-
   private track(promise: Promise<unknown>): void {
     const tracked = promise.catch((error: unknown) => this.services.log.error({ err: error }, 'event handling failed'));
     this.inflight.add(tracked);
     void tracked.finally(() => this.inflight.delete(tracked));
   }
-}
-
-/** A text message that is a command (`/stop`, `/policy list`), as a command event. */
-export function textCommand(event: InboundMessage): InboundCommand | undefined {
-  const match = /^\/([A-Za-z][\w-]{0,31})(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(event.text.trim());
-  if (!match) return undefined;
-  const name = match[1]!.toLowerCase();
-  const addressed = event.chat.kind === 'dm' || event.mentionsBot || event.replyToBot;
-  if (!canonicalCommand(name) && !addressed) return undefined;
-  return {
-    type: 'command',
-    chat: event.chat,
-    sender: event.sender,
-    receivedAt: event.receivedAt,
-    name,
-    args: (match[2] ?? '').trim(),
-    messageId: event.messageId,
-  };
-}
-
-/** "3 turns", "1 turn". */
-function count(n: number, noun: string): string {
-  return `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
-}
-
-/** What a running turn is doing, for how long, and at which step. */
-function workingText(activity: TurnActivity, step: number, maxSteps: number): string {
-  const seconds = Math.floor((Date.now() - activity.since) / 1_000);
-  return `${activity.what} for ${formatElapsed(seconds)} (step ${Math.max(step, 1)} of at most ${maxSteps})`;
 }

@@ -11,6 +11,8 @@ import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolPipeline } from '../tools/types.js';
 import type { ApprovalBook } from './approval-book.js';
 import type { AgentEvents } from './events.js';
+import type { ClusterNode } from '../cluster/node.js';
+import type { ClusterThreads } from '../cluster/threads.js';
 import type { ThreadHistory } from './history.js';
 import type { JobStore } from '../jobs/job-store.js';
 import type { FiringClaims, RoutineStore } from '../routines/routine.js';
@@ -44,4 +46,6 @@ export interface AgentServices {
   /** Routines' records, and the claims that make each firing run once. */
   routines: RoutineStore;
   firingClaims: FiringClaims;
+  /** Present when several instances may share the store (a Redis store): shared threads and messages between instances. */
+  cluster?: { node: ClusterNode; threads: ClusterThreads };
 }

@@ -45,6 +45,8 @@ export interface RunnerContext {
   journal: TurnJournal;
   /** Called when the runner has nothing left to do (the runtime may forget it). */
   onIdle(runner: ThreadRunner): void;
+  /** Waits until this instance may work on the thread (it holds the thread's lease); false: never (shutdown). */
+  claim?(key: string): Promise<boolean>;
 }
 
 /** The runner of one thread. */
@@ -190,6 +192,8 @@ export class ThreadRunner {
   /** Runs one unit of work; the slot is released between turns so other threads get their turn. */
   private async runNext(): Promise<void> {
     if (this.closed) return;
+    if (!this.resumes.length && !this.queue.length) return;
+    if (this.context.claim && !(await this.context.claim(this.key))) return;
     const work: Work | undefined = this.resumes.shift() ?? (this.queue.length ? { kind: 'messages' } : undefined);
     if (!work) return;
     // From here on, new messages join this work instead of waiting for the next turn.

@@ -30,12 +30,19 @@ const CACHE_SIZE = 5_000;
 /**
  * Daily usage per user and in total. Totals live in memory once read and are
  * written back in the background: a model call costs no store round trip, and
- * the cost ceiling reads the in-memory total.
+ * the cost ceiling reads the in-memory total. A write adds what this process
+ * counted since its last write to the stored total (an atomic update), and
+ * takes back the sum: instances sharing a store count together, and each sees
+ * the others' usage from its next write on.
  */
 export class UsageLedger {
   private readonly days: Namespace<UsageTotals>;
   private readonly cache = new Map<string, Promise<UsageTotals>>();
   private readonly dirty = new Set<string>();
+  /** Each total as last read from or written to the store: what is beyond it is this process's to add. */
+  private readonly stored = new Map<string, UsageTotals>();
+  /** The write of each total in flight: two writes of one total would add the same part twice. */
+  private readonly writing = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   /** Totals being changed right now (between their read and the change), never evicted. */
   private readonly inUse = new Map<string, number>();
@@ -87,26 +94,64 @@ export class UsageLedger {
     this.timer = undefined;
     const keys = [...this.dirty];
     this.dirty.clear();
-    await Promise.all(keys.map(async (key) => this.days.set(key, await this.totals(key))));
+    await Promise.all(keys.map((key) => this.write(key)));
     const today = dayOf(this.now());
     let excess = this.cache.size - CACHE_SIZE;
     for (const key of this.cache.keys()) {
       if (this.dirty.has(key) || this.inUse.has(key)) continue;
       if (!key.endsWith(today) || excess > 0) {
         this.cache.delete(key);
+        this.stored.delete(key);
         excess -= 1;
       }
     }
   }
 
+  /** Adds this process's part of a total to the stored one (after any write of it in flight). */
+  private write(key: string): Promise<void> {
+    const previous = this.writing.get(key) ?? Promise.resolve();
+    const next = previous.then(() => this.add(key));
+    const settled = next.catch(() => undefined);
+    this.writing.set(key, settled);
+    void settled.then(() => {
+      if (this.writing.get(key) === settled) this.writing.delete(key);
+    });
+    return next;
+  }
+
+  /** The total in memory becomes the stored total plus what this process counted. */
+  private async add(key: string): Promise<void> {
+    const totals = await this.totals(key);
+    const sent = { ...totals };
+    const delta = combine(sent, this.stored.get(key) ?? zeroUsage(), -1);
+    const stored = (await this.days.update(key, (current) => combine(current ?? zeroUsage(), delta, 1)))!;
+    // Calls recorded during the write stay on top of the new stored total.
+    Object.assign(totals, combine(stored, combine(totals, sent, -1), 1));
+    this.stored.set(key, stored);
+  }
+
   private totals(key: string): Promise<UsageTotals> {
     let totals = this.cache.get(key);
     if (!totals) {
-      totals = this.days.get(key).then((stored) => stored ?? zeroUsage());
+      totals = this.days.get(key).then((stored) => {
+        this.stored.set(key, stored ?? zeroUsage());
+        return { ...(stored ?? zeroUsage()) };
+      });
       this.cache.set(key, totals);
     }
     return totals;
   }
+}
+
+/** `a + sign * b`, field by field. */
+function combine(a: UsageTotals, b: UsageTotals, sign: 1 | -1): UsageTotals {
+  return {
+    inputTokens: a.inputTokens + sign * b.inputTokens,
+    outputTokens: a.outputTokens + sign * b.outputTokens,
+    cachedTokens: a.cachedTokens + sign * b.cachedTokens,
+    costUsd: a.costUsd + sign * b.costUsd,
+    calls: a.calls + sign * b.calls,
+  };
 }
 
 /** Formats totals for people: `1,234 in / 567 out tokens, $0.0123`. */

@@ -3,6 +3,7 @@
  * the normalised event and message shapes that cross that boundary. Platform
  * libraries never leak past an adapter.
  */
+import type { Election } from '../cluster/election.js';
 import type { Logger } from '../log.js';
 import type { ChatKind } from '../tools/types.js';
 import type { CommandSpec } from './command-grammar.js';
@@ -193,6 +194,27 @@ export interface ChannelDeps {
   /** Suggestions for a command argument's named source (`tool`: the tool names), for autocompletion. */
   completions(source: string): string[];
   state: ChannelState;
+  /**
+   * Picks the one instance that holds a platform duty only one may hold at a
+   * time (Telegram's long poll). Default: `soleElection`, this process always wins.
+   */
+  election?: Election;
+  /**
+   * The agent acknowledges each event once it is stored (`acknowledge` of
+   * event-queue.ts): an adapter that can hold the platform's receipt until then
+   * (Telegram's update offset) does, so a crash in between loses nothing.
+   */
+  acknowledges?: boolean;
+}
+
+/**
+ * Whether a channel is connected and receiving, for `/readyz`. `reason` is a
+ * short sentence for the person reading it:
+ * `telegram: no long poll has completed for 45 s; reconnecting`.
+ */
+export interface ChannelHealth {
+  ready: boolean;
+  reason?: string;
 }
 
 /**
@@ -221,6 +243,8 @@ export interface Channel {
   resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void>;
   /** Whether the user holds an admin role in this chat's scope (Discord Manage Server, Telegram group admin, Slack admin). */
   isAdmin?(chat: ChatInfo, userId: string): Promise<boolean>;
+  /** Whether the channel is connected and receiving now; a channel without it counts as ready. */
+  health?(): ChannelHealth;
 }
 
 /** The thread key of a chat: `channel:chat[:sub]`. */
@@ -231,4 +255,23 @@ export function threadKeyOf(chat: ChatAddress): string {
 /** The platform-qualified id of a user: `telegram:42`. */
 export function qualifiedUserId(channel: string, userId: string): string {
   return `${channel}:${userId}`;
+}
+
+/** Events an adapter waits on until the agent has them stored, with how to tell it. */
+const waitingForAck = new WeakMap<object, () => void>();
+
+/** Calls `done` once `event` is acknowledged (by the agent, or by the adapter's own time limit). */
+export function whenAcknowledged(event: object, done: () => void): void {
+  waitingForAck.set(event, done);
+}
+
+/**
+ * Tells the adapter that pushed `event` that the agent has it safe (stored, or
+ * handled): the adapter may now tell the platform it was received. No-op for an
+ * event nobody waits on.
+ */
+export function acknowledge(event: object): void {
+  const done = waitingForAck.get(event);
+  waitingForAck.delete(event);
+  done?.();
 }

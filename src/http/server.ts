@@ -4,7 +4,8 @@
  *
  * - `GET /healthz`: the process is alive (200).
  * - `GET /readyz`: 200 when the store answers and every configured channel
- *   started; 503 with the reasons otherwise (and while stopping).
+ *   started and is receiving (its `health()`); 503 with the reasons otherwise
+ *   (and while stopping).
  * - `GET /metrics`: Prometheus text (prom-client) of the agent's events: turns
  *   and their duration, model requests with errors, latency, tokens and cost,
  *   tool calls by tool and outcome, approvals by outcome, messages in and out
@@ -16,6 +17,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
 import type { Runtime } from '../agent/runtime.js';
 import type { AgentServices } from '../agent/services.js';
+import type { Channel } from '../channels/types.js';
 import { JOB_STATES } from '../jobs/job.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/store.js';
@@ -85,13 +87,17 @@ export function createMetrics(services: AgentServices, runtime: Runtime): Regist
   return registry;
 }
 
-/** The reasons the bot is not ready; empty when it is. */
-export async function notReadyReasons(runtime: Runtime, store: Store): Promise<string[]> {
+/**
+ * The reasons the bot is not ready; empty when it is. `findChannel` finds a
+ * started channel by name, to ask whether it is receiving.
+ */
+export async function notReadyReasons(runtime: Runtime, store: Store, findChannel: (name: string) => Channel | undefined): Promise<string[]> {
   const reasons: string[] = [];
   const health = runtime.health();
   if (health.stopping) reasons.push('shutting down');
   const missing = health.channels.filter((channel) => !health.startedChannels.includes(channel));
   if (missing.length) reasons.push(`channels not started: ${missing.join(', ')}`);
+  reasons.push(...channelReasons(health.startedChannels, findChannel));
   try {
     const probe = store.namespace('health', z.unknown());
     await Promise.race([probe.get('probe'), new Promise((_, reject) => setTimeout(() => reject(new Error(`no answer in ${STORE_PROBE_MS / 1000} s`)), STORE_PROBE_MS).unref())]);
@@ -99,6 +105,15 @@ export async function notReadyReasons(runtime: Runtime, store: Store): Promise<s
     reasons.push(`store unreachable: ${error instanceof Error ? error.message : String(error)}`);
   }
   return reasons;
+}
+
+/** Why started channels are not receiving; a channel without `health()` counts as ready. */
+function channelReasons(names: string[], findChannel: (name: string) => Channel | undefined): string[] {
+  return names.flatMap((name) => {
+    const health = findChannel(name)?.health?.();
+    if (!health || health.ready) return [];
+    return [health.reason ?? `${name}: not receiving`];
+  });
 }
 
 /** The listening endpoint. */
@@ -110,6 +125,7 @@ export interface OpsServer {
 /** Starts the endpoint on `host:port` (port 0: any free port). */
 export async function startOpsServer(options: { host: string; port: number; runtime: Runtime; services: AgentServices; store: Store; log: Logger }): Promise<OpsServer> {
   const metrics = createMetrics(options.services, options.runtime);
+  const channelOf = (name: string) => options.services.outbox.channelOf({ channel: name, chatId: '' });
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];
     const send = (status: number, body: string, type = 'text/plain; charset=utf-8') => {
@@ -119,7 +135,7 @@ export async function startOpsServer(options: { host: string; port: number; runt
     if (request.method !== 'GET') return send(405, 'only GET\n');
     if (path === '/healthz') return send(200, 'ok\n');
     if (path === '/readyz') {
-      void notReadyReasons(options.runtime, options.store).then((reasons) => (reasons.length ? send(503, `not ready: ${reasons.join('; ')}\n`) : send(200, 'ready\n')));
+      void notReadyReasons(options.runtime, options.store, channelOf).then((reasons) => (reasons.length ? send(503, `not ready: ${reasons.join('; ')}\n`) : send(200, 'ready\n')));
       return;
     }
     if (path === '/metrics') {

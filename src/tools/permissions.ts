@@ -39,6 +39,8 @@ export interface PermissionStore {
   reset(userId: string, tool: string): Promise<void>;
   /** A number that changes whenever any permission changes: lets callers cache what they derive from it. */
   revision(): number;
+  /** Drops what is cached (another instance changed a permission): the next read comes from the store. */
+  invalidate(): void;
 }
 
 const PermissionSchema = z.enum(['alwaysAllow', 'askEachTime', 'disabled']);
@@ -55,7 +57,7 @@ export function seededPermission(tool: Tool | undefined): Permission {
 }
 
 /** Creates the permission store over `store`, knowing the tools through `catalog`. */
-export function createPermissionStore(store: Store, catalog: ToolCatalog): PermissionStore {
+export function createPermissionStore(store: Store, catalog: ToolCatalog, onChange?: () => void): PermissionStore {
   const records = store.namespace('tool-permissions', UserPermissionsSchema);
   const cache = new Map<string, Promise<UserPermissions>>();
   let revision = 0;
@@ -76,6 +78,7 @@ export function createPermissionStore(store: Store, catalog: ToolCatalog): Permi
     });
     remember(cache, userId, Promise.resolve(next ?? { tools: {} }));
     revision += 1;
+    onChange?.();
   };
   const effective = (stored: UserPermissions, tool: string): Permission =>
     stored.tools[tool] ?? seededPermission(catalog.get(tool)?.tool);
@@ -108,6 +111,10 @@ export function createPermissionStore(store: Store, catalog: ToolCatalog): Permi
       });
     },
     revision: () => revision,
+    invalidate() {
+      cache.clear();
+      revision += 1;
+    },
   };
 }
 

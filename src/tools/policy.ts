@@ -50,6 +50,8 @@ export interface PolicyStore {
   reset(tool: string, scope: string, byUserId?: string): Promise<PolicyChangeResult>;
   /** A number that changes whenever any policy changes: lets callers cache what they derive from it. */
   revision(): number;
+  /** Drops what is cached (another instance changed the policy): the next read comes from the store. */
+  invalidate(): void;
 }
 
 /** What the policy store needs. */
@@ -58,6 +60,8 @@ export interface PolicyStoreDeps {
   catalog: ToolCatalog;
   audit: AuditLog;
   now?: () => number;
+  /** Called after each change is stored (other instances are told). */
+  onChange?: () => void;
 }
 
 /** True for `global` and for well-formed platform scopes. */
@@ -92,6 +96,7 @@ export function createPolicyStore(deps: PolicyStoreDeps): PolicyStore {
     });
     cache.set(scope, Promise.resolve(next ?? { tools: {} }));
     revision += 1;
+    deps.onChange?.();
     await deps.audit.record({ kind: 'policy', tool, scope, mode, by, at });
     return { ok: true };
   };
@@ -115,6 +120,10 @@ export function createPolicyStore(deps: PolicyStoreDeps): PolicyStore {
     set: (tool, scope, mode, byUserId) => change(tool, scope, mode, byUserId),
     reset: (tool, scope, byUserId = 'unknown') => change(tool, scope, 'reset', byUserId),
     revision: () => revision,
+    invalidate() {
+      cache.clear();
+      revision += 1;
+    },
   };
 }
 

@@ -16,6 +16,7 @@ import type {
   Channel,
   ChannelCapabilities,
   ChannelDeps,
+  ChannelHealth,
   ChatAddress,
   ChatInfo,
   InboundEvent,
@@ -27,6 +28,7 @@ import { approvalButtons } from './approvals.js';
 import { createDiscordClient, type DiscordConfig } from './client.js';
 import { buildSlashCommands, registerCommands, type SlashCommand } from './commands.js';
 import { connectClient } from './connect.js';
+import { gatewayHealth } from './health.js';
 import { toInboundMessage } from './inbound.js';
 import { routeInteraction, type InteractionContext } from './interactions.js';
 import { resolveDiscordOptions, type DiscordChannelOptions, type ResolvedDiscordOptions } from './options.js';
@@ -146,6 +148,12 @@ export class DiscordChannel implements Channel {
   /** Administrator or Manage Server in the chat's guild; false in DMs. */
   isAdmin(chat: ChatInfo, userId: string): Promise<boolean> {
     return isGuildAdmin(this.client, chat, userId, this.log);
+  }
+
+  /** Ready while every gateway shard is ready (discord.js reconnects a silent one itself). */
+  health(): ChannelHealth {
+    if (this.stopped) return { ready: false, reason: 'discord: stopped' };
+    return gatewayHealth(this.client);
   }
 
   private listen(): void {

@@ -19,6 +19,7 @@ import type {
   Channel,
   ChannelCapabilities,
   ChannelDeps,
+  ChannelHealth,
   ChatAddress,
   ChatInfo,
   InboundEvent,
@@ -42,6 +43,12 @@ import { SlashCommandIntake } from './slash-command.js';
 import { SlackWebApi, webClientOptions, type BotIdentity } from './web-api.js';
 
 /** Slack allows about one `chat.update` per second per conversation before it rate-limits. */
+/**
+ * The longest the acknowledgement of a message's envelope waits for the agent to
+ * store it: within Slack's 3 s, after which Slack sends it again anyway.
+ */
+const ACK_TIMEOUT_MS = 2_500;
+
 const CAPABILITIES: ChannelCapabilities = {
   maxMessageLength: SECTION_TEXT_LIMIT,
   minEditIntervalMs: 1_200,
@@ -124,6 +131,11 @@ export class SlackChannel implements Channel {
     }
   }
 
+  /** Whether Slack reaches the bot: the socket connected (Socket Mode), or the server listening (HTTP). */
+  health(): ChannelHealth {
+    return this.connection?.health() ?? { ready: false, reason: 'slack: not connected' };
+  }
+
   /** The HTTP port listened on, in HTTP mode once started. */
   get listeningPort(): number | undefined {
     return this.connection?.port;
@@ -173,6 +185,11 @@ export class SlackChannel implements Channel {
       directory: this.directory,
       threads: new FollowedThreads(this.deps.state, this.log),
       push: (event) => this.queue.push(event),
+      deliver: (message) => {
+        if (this.deps.acknowledges) return this.queue.pushAcknowledged(message, ACK_TIMEOUT_MS);
+        this.queue.push(message);
+        return Promise.resolve();
+      },
       log: this.log,
     };
     const messages = new MessageIntake(intake);

@@ -5,13 +5,23 @@
  * adapter can wait for them to stop and learn the port it listens on.
  */
 import type { AddressInfo } from 'node:net';
-import { App, HTTPReceiver, SocketModeReceiver, type Logger as BoltLogger, type webApi } from '@slack/bolt';
+import { App, HTTPReceiver, SocketModeReceiver, type Logger as BoltLogger, type ReceiverEvent, type webApi } from '@slack/bolt';
 import type { Config } from '../../config/schema.js';
 import { ConfigError } from '../../errors.js';
+import type { ChannelHealth } from '../types.js';
 import type { BotIdentity } from './web-api.js';
 
 /** How long `stop()` waits for Slack to acknowledge the WebSocket's close frame. */
 const SOCKET_CLOSE_TIMEOUT_MS = 2_000;
+
+/** A WebSocket's readyState when open. */
+const WEBSOCKET_OPEN = 1;
+
+/** The Socket Mode client's lifecycle events, as it names them. */
+const SOCKET_STATES = ['connecting', 'connected', 'reconnecting', 'disconnecting', 'disconnected'] as const;
+
+/** Where the Socket Mode client is in its lifecycle. */
+type SocketState = (typeof SOCKET_STATES)[number] | 'not started';
 
 /** The path Slack posts events, interactions and commands to in HTTP mode. */
 export const HTTP_EVENTS_PATH = '/slack/events';
@@ -34,6 +44,8 @@ export interface SlackConnection {
   stop(): Promise<void>;
   /** The HTTP port listened on (HTTP mode, once started). */
   readonly port: number | undefined;
+  /** Socket Mode: ready while the socket is open and Slack said hello. HTTP: ready while the server listens. */
+  health(): ChannelHealth;
 }
 
 /** Checks that the tokens a mode needs are set, before anything connects. */
@@ -75,6 +87,10 @@ function socketConnection(options: ConnectionOptions): SlackConnection {
     installerOptions: { clientOptions: { ...options.clientOptions } },
   });
   const app = createApp(options, receiver);
+  holdEventAcks(receiver, app);
+  // The client reconnects by itself (its own pings find a silent socket); this only follows it.
+  let state: SocketState = 'not started';
+  for (const name of SOCKET_STATES) receiver.client.on(name, () => (state = name));
   return {
     app,
     port: undefined,
@@ -82,7 +98,37 @@ function socketConnection(options: ConnectionOptions): SlackConnection {
       await receiver.start();
     },
     stop: () => withTimeout(receiver.client.disconnect(), SOCKET_CLOSE_TIMEOUT_MS),
+    health: () => {
+      const open = receiver.client.websocket?.readyState === WEBSOCKET_OPEN;
+      if (state === 'connected' && open) return { ready: true };
+      return { ready: false, reason: `slack: Socket Mode ${state === 'connected' ? 'socket closed; reconnecting' : state}` };
+    },
   };
+}
+
+/**
+ * Bolt acknowledges an Events API envelope before its listeners run. Here the
+ * acknowledgement waits for them (they resolve once the message is stored), so
+ * an envelope Slack was told about is never one a crash lost: an instance that
+ * dies first leaves it unacknowledged, and Slack delivers it again.
+ */
+function holdEventAcks(receiver: SocketModeReceiver, app: App): void {
+  receiver.init({
+    processEvent: async (event: ReceiverEvent) => {
+      if ((event.body as { type?: string }).type !== 'event_callback') return app.processEvent(event);
+      const ack = event.ack;
+      let response: Parameters<ReceiverEvent['ack']>[0];
+      event.ack = (value) => {
+        response = value;
+        return Promise.resolve();
+      };
+      try {
+        await app.processEvent(event);
+      } finally {
+        await ack(response);
+      }
+    },
+  } as App);
 }
 
 function httpConnection(options: ConnectionOptions): SlackConnection {
@@ -109,6 +155,7 @@ function httpConnection(options: ConnectionOptions): SlackConnection {
       if (port !== undefined) await receiver.stop();
       port = undefined;
     },
+    health: () => (port !== undefined ? { ready: true } : { ready: false, reason: 'slack: the HTTP server is not listening' }),
   };
 }
 

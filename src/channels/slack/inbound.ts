@@ -44,6 +44,8 @@ export interface IntakeDeps {
   directory: SlackDirectory;
   threads: FollowedThreads;
   push(event: InboundEvent): void;
+  /** Queues a person's message; resolves once the agent has it stored (when it acknowledges events). */
+  deliver(message: InboundMessage): Promise<void>;
   log: Logger;
 }
 
@@ -88,17 +90,17 @@ export class MessageIntake {
     }
     if (!this.seen.add(`${event.channel}:${event.ts}`)) return;
     const message = await this.toMessage(event, kind, teamId);
-    if (kind === 'group' && !event.thread_ts) this.handOverContext(message);
-    this.deps.push(message);
+    if (kind === 'group' && !event.thread_ts) await this.handOverContext(message);
+    await this.deps.deliver(message);
   }
 
   /** A top-level message is context for later threads, or starts a thread that gets that context. */
-  private handOverContext(message: InboundMessage): void {
+  private async handOverContext(message: InboundMessage): Promise<void> {
     if (!message.mentionsBot) {
       this.context.remember(message);
       return;
     }
-    for (const earlier of this.context.handOver(message.chat.chatId, message.messageId)) this.deps.push(earlier);
+    for (const earlier of this.context.handOver(message.chat.chatId, message.messageId)) await this.deps.deliver(earlier);
   }
 
   /** Whether the event is someone (not this bot, and a bot only when allowed) saying something. */

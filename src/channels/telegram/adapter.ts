@@ -1,12 +1,14 @@
 /**
  * The Telegram channel: pincer's Channel contract over grammY. Updates arrive
- * by long polling (default) or webhook, are deduplicated by update_id, and are
- * only queued here; replies leave as Telegram HTML through {@link TelegramOutbound}.
+ * by long polling (default; one elected instance polls, see polling-duty.ts)
+ * or webhook, are deduplicated by update_id, and are only queued here; replies
+ * leave as Telegram HTML through {@link TelegramOutbound}.
  */
 import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Bot } from 'grammy';
 import type { Update } from 'grammy/types';
+import { soleElection } from '../../cluster/election.js';
 import type { Config } from '../../config/schema.js';
 import { ChannelError, ConfigError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -19,6 +21,7 @@ import type {
   Channel,
   ChannelCapabilities,
   ChannelDeps,
+  ChannelHealth,
   ChatAddress,
   ChatInfo,
   InboundEvent,
@@ -36,7 +39,8 @@ import type { BotIdentity } from './inbound.js';
 import { resolveOptions, type ResolvedTelegramOptions, type TelegramChannelOptions } from './options.js';
 import { TelegramOutbound } from './outbound.js';
 import { TELEGRAM_MESSAGE_LIMIT } from './parts.js';
-import { ALLOWED_UPDATES, Poller } from './poller.js';
+import { PollingDuty } from './polling-duty.js';
+import { ALLOWED_UPDATES } from './poller.js';
 import { UpdateRouter } from './router.js';
 import { networkReason } from './retry.js';
 import { grammySignal } from './signal.js';
@@ -78,7 +82,7 @@ export class TelegramChannel implements Channel {
   private readonly callbacks: CallbackAnswers;
   private readonly admins: AdminCache;
   private readonly access: AccessPolicy;
-  private poller: Poller | undefined;
+  private polling: PollingDuty | undefined;
   private webhook: WebhookServer | undefined;
   private stopped = false;
 
@@ -114,7 +118,10 @@ export class TelegramChannel implements Channel {
     });
   }
 
-  /** Checks the token (getMe), registers the commands, then starts polling or the webhook. */
+  /**
+   * Checks the token (getMe), registers the commands, then starts the webhook,
+   * or campaigns to poll (in the background: a standby instance is started too).
+   */
   async start(): Promise<void> {
     if (this.stopped) throw new ChannelError(TELEGRAM, 'a stopped channel cannot be started again; create a new one');
     const bot = await this.identify();
@@ -126,23 +133,24 @@ export class TelegramChannel implements Channel {
       access: this.access,
       callbacks: this.callbacks,
       queue: this.queue,
+      acknowledged: this.deps.acknowledges === true,
       log: this.log,
       sendDenied: async (chatId, text) => void (await this.send({ channel: TELEGRAM, chatId }, text)),
     });
     this.bot.use((ctx) => this.receive(ctx.update, ledger, router));
     await this.registerCommands();
     if (this.config.mode === 'webhook') await this.startWebhook();
-    else await this.startPolling(ledger);
+    else this.startPolling(ledger);
     const openDms = openDmWarning(this.access.lists);
     if (openDms) this.log.warn(`telegram: ${openDms}`);
     this.log.info({ bot: bot.username, mode: this.config.mode }, 'telegram: started');
   }
 
-  /** Stops polling (aborting the long poll) or the webhook server, and ends the event stream. */
+  /** Stops polling (aborting the long poll, then resigning) or the webhook server, and ends the event stream. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
-    await this.poller?.stop();
+    await this.polling?.stop();
     await this.webhook?.close();
     this.callbacks.stop();
     this.lifetime.abort();
@@ -182,6 +190,17 @@ export class TelegramChannel implements Channel {
   /** Group creator or administrator (cached for a minute); false in DMs. */
   isAdmin(chat: ChatInfo, userId: string): Promise<boolean> {
     return this.admins.isAdmin(chat, userId);
+  }
+
+  /**
+   * Webhook: ready while the server listens. Polling: ready while a long poll
+   * completes within its timeout plus the grace, and on a standby instance
+   * (another one polls).
+   */
+  health(): ChannelHealth {
+    if (this.stopped) return { ready: false, reason: 'telegram: stopped' };
+    if (this.config.mode === 'webhook') return this.webhook ? { ready: true } : { ready: false, reason: 'telegram: the webhook server is not listening' };
+    return this.polling?.health() ?? { ready: false, reason: 'telegram: not started' };
   }
 
   /**
@@ -235,37 +254,48 @@ export class TelegramChannel implements Channel {
       return;
     }
     try {
-      router.route(update);
+      // The offset moves past this update only after this returns: once its event is stored.
+      await router.route(update);
     } catch (error) {
       this.log.error({ error: describeError(error), updateId: update.update_id }, 'telegram: update not handled');
     }
     await ledger.save();
   }
 
-  private async startPolling(ledger: UpdateLedger): Promise<void> {
-    try {
-      await this.bot.api.deleteWebhook({ drop_pending_updates: false });
-    } catch (error) {
-      // Polling still works when no webhook was set; if one is, getUpdates reports it.
-      if (isUnauthorized(error)) throw toChannelError(error, 'deleteWebhook');
-      this.log.warn({ error: describeError(error) }, 'telegram: deleteWebhook failed; polling anyway');
-    }
-    this.poller = new Poller({
-      api: this.bot.api,
+  private startPolling(ledger: UpdateLedger): void {
+    this.polling = new PollingDuty({
+      election: this.deps.election ?? soleElection,
       log: this.log,
-      timeoutSeconds: this.options.pollingTimeoutSeconds,
-      retryDelayMs: this.options.pollingRetryDelayMs,
-      initialOffset: () => ledger.nextOffset,
-      handle: (update) =>
-        this.bot.handleUpdate(update).catch((error: unknown) => {
-          this.log.error({ error: describeError(error) }, 'telegram: update not handled');
-        }),
+      stallAfterMs: this.options.pollingTimeoutSeconds * 1000 + this.options.stallGraceMs,
+      prepare: (signal) => this.prepareToPoll(ledger, signal),
+      poller: {
+        api: this.bot.api,
+        log: this.log,
+        timeoutSeconds: this.options.pollingTimeoutSeconds,
+        retryDelayMs: this.options.pollingRetryDelayMs,
+        initialOffset: () => ledger.nextOffset,
+        handle: (update) =>
+          this.bot.handleUpdate(update).catch((error: unknown) => {
+            this.log.error({ error: describeError(error) }, 'telegram: update not handled');
+          }),
+      },
       onFatal: (reason) => {
         this.log.error({ reason }, 'telegram: polling stopped, the event stream ends');
         this.queue.close();
       },
     });
-    this.poller.start();
+    this.polling.start();
+  }
+
+  /** Once elected: continues where the previous poller stopped, and makes sure no webhook is set. */
+  private async prepareToPoll(ledger: UpdateLedger, signal: AbortSignal): Promise<void> {
+    await ledger.load();
+    try {
+      await this.bot.api.deleteWebhook({ drop_pending_updates: false }, grammySignal(signal));
+    } catch (error) {
+      // Polling still works when no webhook was set; if one is, getUpdates reports it.
+      if (!signal.aborted) this.log.warn({ error: describeError(error) }, 'telegram: deleteWebhook failed; polling anyway');
+    }
   }
 
   private async startWebhook(): Promise<void> {

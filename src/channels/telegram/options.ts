@@ -10,6 +10,11 @@ export interface TelegramChannelOptions {
   pollingTimeoutSeconds?: number;
   /** First pause after a failed getUpdates; doubles up to 30 s. */
   pollingRetryDelayMs?: number;
+  /**
+   * How much longer than the long-poll timeout a poll may take to complete
+   * before the channel counts as not receiving and the watchdog reconnects.
+   */
+  stallGraceMs?: number;
   /** A button press the agent has not answered by then is acknowledged empty. */
   callbackAnswerDelayMs?: number;
   /** How long a getChatMember answer is trusted. */
@@ -34,6 +39,7 @@ export interface TelegramChannelOptions {
 export const DefaultTelegramChannelOptions = {
   pollingTimeoutSeconds: 30,
   pollingRetryDelayMs: 1000,
+  stallGraceMs: 15_000,
   callbackAnswerDelayMs: 2000,
   adminCacheMs: 60_000,
   maxRetryAttempts: 5,

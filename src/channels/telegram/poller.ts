@@ -2,7 +2,9 @@
  * Long polling with getUpdates. Our own loop rather than `bot.start()`, so
  * that it resumes from the persisted offset, backs off on failures without
  * ever giving up on a transient one, and stops at once: `stop()` aborts the
- * long poll in flight instead of waiting for Telegram's timeout.
+ * long poll in flight instead of waiting for Telegram's timeout. It records
+ * when a poll last completed, and `reconnect()` replaces a poll that hangs
+ * (see watchdog.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Api } from 'grammy';
@@ -36,33 +38,61 @@ export class Poller {
   private readonly abort = new AbortController();
   private loop: Promise<void> = Promise.resolve();
   private offset: number | undefined;
+  /** Aborts the getUpdates request in flight, if one is. */
+  private request: AbortController | undefined;
+  private completedAt = Date.now();
 
   constructor(private readonly deps: PollerDeps) {}
+
+  /** When a getUpdates last completed (with or without updates); the start counts as one. */
+  get lastCompletedAt(): number {
+    return this.completedAt;
+  }
+
+  /** Resolves when the loop ends: after `stop()`, or when the token was rejected. */
+  get finished(): Promise<void> {
+    return this.loop;
+  }
 
   /** Starts polling in the background. */
   start(): void {
     this.offset = this.deps.initialOffset();
+    this.completedAt = Date.now();
     this.loop = this.run();
   }
 
   /** Aborts the poll in flight and waits for the loop to end. */
   async stop(): Promise<void> {
     this.abort.abort();
+    this.request?.abort();
     await this.loop;
+  }
+
+  /**
+   * Abandons the getUpdates in flight and sends a new one at once. Nothing
+   * happens while the loop pauses after a failure: it is retrying already.
+   */
+  reconnect(): void {
+    this.request?.abort();
   }
 
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.abort.signal.aborted) {
+      const request = (this.request = new AbortController());
       try {
         const updates = await this.deps.api.getUpdates(
           { offset: this.offset, timeout: this.deps.timeoutSeconds, allowed_updates: [...ALLOWED_UPDATES] },
-          grammySignal(this.abort.signal),
+          grammySignal(request.signal),
         );
+        this.request = undefined;
+        this.completedAt = Date.now();
         failures = 0;
         await this.handleAll(updates);
       } catch (error) {
+        this.request = undefined;
         if (this.abort.signal.aborted) break;
+        if (request.signal.aborted) continue;
         if (isUnauthorized(error)) {
           this.deps.onFatal(describeError(error));
           break;

@@ -20,22 +20,30 @@ export interface UpdateRouterDeps {
   access: AccessPolicy;
   callbacks: CallbackAnswers;
   queue: EventQueue<InboundEvent>;
+  /** The agent acknowledges stored events: the update is confirmed to Telegram only after that. */
+  acknowledged?: boolean;
   log: Logger;
   /** Sends the denied-access reply into a private chat. */
   sendDenied(chatId: string, text: string): Promise<void>;
 }
 
+/** The longest an update's confirmation waits for the agent to store its event. */
+const ACK_TIMEOUT_MS = 10_000;
+
 /** Turns updates into queued inbound events. */
 export class UpdateRouter {
   constructor(private readonly deps: UpdateRouterDeps) {}
 
-  /** Queues the event of `update`, if it carries one pincer serves. */
-  route(update: Update, now = Date.now()): void {
-    if (update.message) this.routeMessage(update.message, now);
+  /**
+   * Queues the event of `update`, if it carries one pincer serves; resolves once
+   * the agent has it stored, when it acknowledges events.
+   */
+  async route(update: Update, now = Date.now()): Promise<void> {
+    if (update.message) await this.routeMessage(update.message, now);
     else if (update.callback_query) this.routeCallback(update.callback_query, now);
   }
 
-  private routeMessage(message: NonNullable<Update['message']>, now: number): void {
+  private async routeMessage(message: NonNullable<Update['message']>, now: number): Promise<void> {
     const from = message.from;
     if (!from || from.is_bot) return;
     const event = toInboundEvent(message, { bot: this.deps.bot, knownCommands: this.deps.knownCommands, now });
@@ -45,7 +53,9 @@ export class UpdateRouter {
       this.deps.log.debug({ chatId: message.chat.id, userId: from.id }, 'telegram: message from outside the allowlists ignored');
       return;
     }
-    if (event) this.deps.queue.push(event);
+    if (!event) return;
+    if (this.deps.acknowledged) await this.deps.queue.pushAcknowledged(event, ACK_TIMEOUT_MS);
+    else this.deps.queue.push(event);
   }
 
   private routeCallback(query: NonNullable<Update['callback_query']>, now: number): void {

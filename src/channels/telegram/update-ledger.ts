@@ -30,10 +30,17 @@ export class UpdateLedger {
     return `lastUpdateId:${this.botId}`;
   }
 
-  /** Reads the persisted high-water mark; everything at or below it counts as handled. */
+  /**
+   * Reads the persisted high-water mark; everything at or below it counts as
+   * handled. Read again when another instance may have advanced it (a new
+   * term of the polling duty); it never moves the mark back.
+   */
   async load(): Promise<void> {
     const stored = await this.state.get(this.key);
-    if (typeof stored === 'number' && Number.isSafeInteger(stored)) this.loaded = this.persisted = this.highest = stored;
+    if (typeof stored !== 'number' || !Number.isSafeInteger(stored)) return;
+    this.loaded = Math.max(this.loaded, stored);
+    this.persisted = Math.max(this.persisted, stored);
+    this.highest = Math.max(this.highest, stored);
   }
 
   /** The getUpdates offset that confirms every handled update, if any was. */

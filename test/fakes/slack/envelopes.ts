@@ -14,6 +14,10 @@ export interface Envelope {
   type: EnvelopeType;
   payload: Record<string, unknown>;
   accepts_response_payload: boolean;
+  /** Events API deliveries: 0 the first time, then how many times Slack has sent it again. */
+  retry_attempt?: number;
+  /** Why it was sent again (`timeout`, `connection_closed`); empty the first time. */
+  retry_reason?: string;
 }
 
 /** The fake app's id, as in `api_app_id`. */
@@ -34,6 +38,8 @@ export function eventEnvelope(workspace: FakeWorkspace, event: Record<string, un
     envelope_id: envelopeId,
     type: 'events_api',
     accepts_response_payload: false,
+    retry_attempt: 0,
+    retry_reason: '',
     payload: {
       token: 'verification-token',
       team_id: workspace.teamId,

@@ -7,3 +7,4 @@ export { signSlackRequest, postSigned, httpBodyOf } from './signing.js';
 export { readableText, messageText } from './readable.js';
 export type { FakeConversation, FakeMessage, FakeUser, ConversationType } from './workspace.js';
 export { eventEnvelope, type Envelope } from './envelopes.js';
+export type { SocketDelivery } from './socket-mode.js';

@@ -9,7 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { blockActionsEnvelope, eventEnvelope, slashCommandEnvelope, type Envelope } from './envelopes.js';
 import { httpBodyOf, postSigned } from './signing.js';
-import { SocketModeHub } from './socket-mode.js';
+import { SocketModeHub, type SocketDelivery } from './socket-mode.js';
 import { APP_TOKEN_METHODS, callMethod, type Params } from './web-api.js';
 import { FakeWorkspace, type FakeConversation, type FakeMessage, type FakeUser } from './workspace.js';
 import { readFileSync } from 'node:fs';
@@ -24,6 +24,8 @@ export interface FakeSlackOptions {
   echoBotMessages?: boolean;
   /** The bot token's scopes, sent in `x-oauth-scopes` on each answer to it (default: the manifest's). */
   scopes?: readonly string[];
+  /** Socket Mode: an envelope not acknowledged this long after it was sent goes again to another connection (default 3 s, as Slack). */
+  redeliverAfterMs?: number;
 }
 
 /** The bot scopes of `config/slack-app-manifest.yaml`. */
@@ -59,7 +61,7 @@ export class FakeSlack {
   readonly appToken: string;
   readonly workspace: FakeWorkspace;
   readonly calls: ApiCall[] = [];
-  private readonly hub = new SocketModeHub();
+  private readonly hub: SocketModeHub;
   private readonly server: Server;
   private readonly failures = new Map<string, InjectedFailure[]>();
   private readonly responseUrls = new Map<string, { user: string; channel: string }>();
@@ -73,6 +75,7 @@ export class FakeSlack {
     this.appToken = options.appToken ?? 'xapp-fake-app-token';
     this.echo = options.echoBotMessages ?? true;
     this.scopes = options.scopes ?? MANIFEST_SCOPES;
+    this.hub = new SocketModeHub(options.redeliverAfterMs);
     this.workspace = new FakeWorkspace(options.teamId ?? 'T0FAKE', { userId: 'U0BOT', botId: 'B0BOT', name: 'pincer' });
     this.server = createServer((req, res) => void this.route(req, res));
     this.server.on('upgrade', (req, socket, head) => {
@@ -224,6 +227,11 @@ export class FakeSlack {
   /** Socket Mode connections: open now, and ever opened. */
   get socketConnections(): { open: number; total: number } {
     return { open: this.hub.openCount, total: this.hub.connectionCount };
+  }
+
+  /** Every Socket Mode delivery (a redelivery counts again), in order. */
+  get socketDeliveries(): readonly SocketDelivery[] {
+    return this.hub.deliveries;
   }
 
   /** Every message of a conversation (thread replies included), latest state, oldest first. */

@@ -2,7 +2,8 @@
  * The fake's update queue, delivered the two ways Telegram does: getUpdates
  * long polling (an `offset` confirms and drops older updates, `timeout` holds
  * the request until an update arrives, a second poll ends the first with 409)
- * or POSTs to a webhook with the secret token header.
+ * or POSTs to a webhook with the secret token header. `stall()` makes polls
+ * hang unanswered with their connections open, as a dead proxy would.
  */
 import type { Update } from 'grammy/types';
 import { ApiFailure } from './failure.js';
@@ -34,6 +35,11 @@ export class UpdateFeed {
   private nextId = 500_000;
   private delivering = false;
   private closed = false;
+  private stalled = false;
+  /** Polls held unanswered while stalled. */
+  private readonly hung = new Set<(updates: Update[]) => void>();
+  /** How many getUpdates were answered 409 Conflict. */
+  conflicts = 0;
   private registration: WebhookRegistration | undefined;
   /** Every update id handed to the bot, once per delivery. */
   readonly delivered: number[] = [];
@@ -63,10 +69,15 @@ export class UpdateFeed {
   /** getUpdates. */
   poll(offset: number | undefined, limit = 100, timeoutSeconds = 0, onAbort: (cancel: () => void) => void): Promise<Update[]> {
     if (this.webhook) {
+      this.conflicts++;
       throw new ApiFailure(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
     }
+    if (this.stalled) return this.hang(onAbort);
     if (offset !== undefined && offset > 0) this.pending = this.pending.filter((update) => update.update_id >= offset);
-    this.waiter?.reject(new ApiFailure(409, 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running'));
+    if (this.waiter) {
+      this.conflicts++;
+      this.waiter.reject(new ApiFailure(409, 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running'));
+    }
     this.clearWaiter();
     const ready = this.take(limit);
     if (ready.length || timeoutSeconds <= 0 || this.closed) return Promise.resolve(ready);
@@ -75,14 +86,43 @@ export class UpdateFeed {
       this.waiter = waiter;
       onAbort(() => {
         if (this.waiter === waiter) this.clearWaiter();
+        this.hung.delete(resolve);
       });
     });
+  }
+
+  /** From now on polls hang unanswered (the one held now too), and nothing is delivered. */
+  stall(): void {
+    this.stalled = true;
+    const waiter = this.waiter;
+    if (!waiter) return;
+    this.clearWaiter();
+    this.hung.add(waiter.resolve);
+  }
+
+  /** Answers the hung polls that are still open (empty), and delivers again. */
+  resume(): void {
+    this.stalled = false;
+    this.releaseHung();
   }
 
   /** Ends every held poll and stops webhook delivery. */
   close(): void {
     this.closed = true;
+    this.releaseHung();
     if (this.waiter) this.finish(this.waiter, []);
+  }
+
+  private hang(onAbort: (cancel: () => void) => void): Promise<Update[]> {
+    return new Promise((resolve) => {
+      this.hung.add(resolve);
+      onAbort(() => this.hung.delete(resolve));
+    });
+  }
+
+  private releaseHung(): void {
+    for (const resolve of this.hung) resolve([]);
+    this.hung.clear();
   }
 
   private take(limit: number): Update[] {

@@ -186,6 +186,21 @@ export class FakeTelegram {
     this.failures.set(method, [...(this.failures.get(method) ?? []), ...Array.from({ length: times }, () => failure)]);
   }
 
+  /** getUpdates stops answering: polls hang with their connections open, as behind a dead proxy. */
+  stall(): void {
+    this.feed.stall();
+  }
+
+  /** getUpdates answers again; polls still hanging get an empty answer. */
+  resume(): void {
+    this.feed.resume();
+  }
+
+  /** How many getUpdates were answered 409 Conflict (a second poller, or a webhook set). */
+  get conflicts(): number {
+    return this.feed.conflicts;
+  }
+
   /** Sets what getChatMember answers (`creator`, `administrator`, `member`, ...). */
   setMemberStatus(chatId: string | number, userId: string | number, status: string): void {
     this.store.setStatus(String(chatId), String(userId), status);

@@ -1,0 +1,31 @@
+/**
+ * Whether the gateway connection is up, from what discord.js tracks per shard.
+ * discord.js is its own watchdog: a heartbeat that Discord has not acknowledged
+ * by the next beat closes the socket as a zombie and resumes, so a shard that
+ * stopped receiving shows as reconnecting or resuming until it is back.
+ */
+import { Status, type Client } from 'discord.js';
+import type { ChannelHealth } from '../types.js';
+
+/** How a shard's status reads in a reason. */
+const STATUS_WORDS: Record<Status, string> = {
+  [Status.Ready]: 'ready',
+  [Status.Connecting]: 'connecting',
+  [Status.Reconnecting]: 'reconnecting',
+  [Status.Idle]: 'not connected',
+  [Status.Nearly]: 'nearly ready',
+  [Status.Disconnected]: 'closed for good',
+  [Status.WaitingForGuilds]: 'waiting for guilds',
+  [Status.Identifying]: 'identifying',
+  [Status.Resuming]: 'resuming',
+};
+
+/** Ready when every shard is ready; else which shards are not, and what they are doing. */
+export function gatewayHealth(client: Client): ChannelHealth {
+  const shards = [...client.ws.shards.values()];
+  if (!shards.length) return { ready: false, reason: 'discord: not connected to the gateway' };
+  const down = shards.filter((shard) => shard.status !== Status.Ready);
+  if (!down.length) return { ready: true };
+  const states = down.map((shard) => `shard ${shard.id} ${STATUS_WORDS[shard.status]}`);
+  return { ready: false, reason: `discord: gateway ${states.join(', ')}` };
+}

@@ -1,0 +1,239 @@
+/**
+ * Threads shared by the instances on one Redis. Whoever receives a message puts
+ * it in the thread's inbox (durable, deduplicated by platform message id) and
+ * offers the thread; the instance that takes the thread's lease reads the inbox
+ * in order, runs the turns, renews the lease while it works and gives it back
+ * when the inbox is empty. A sweep takes over the threads whose holder died:
+ * their lease lapsed with work left (an inbox entry, or a turn still open).
+ */
+import type { InboundMessage } from '../channels/types.js';
+import { threadKeyOf } from '../channels/types.js';
+import { toQueued } from '../agent/inbox.js';
+import type { Logger } from '../log.js';
+import { CLUSTER_PREFIX, type ClusterNode, type HeldLease } from './node.js';
+import { leaseNameOf, threadKeys, type InboxEntry, type LeaseHolder } from './thread-storage.js';
+
+/** Threads with work not finished by a lease holder. */
+const OPEN = `${CLUSTER_PREFIX}open`;
+/** How long a platform message id is remembered against duplicates (a redelivery comes within minutes). */
+const SEEN_TTL_SECONDS = 24 * 60 * 60;
+
+/** Puts an entry in KEYS[2] unless KEYS[1] (its message id) was seen; the thread joins the open set KEYS[3]. */
+const INTAKE = `
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[3])
+return 1`;
+
+/** Gives the lease KEYS[1] back when ARGV[1] holds it and the inbox KEYS[2] is empty: 1 given back, 0 inbox not empty, -1 not held. */
+const RELEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return -1 end
+if redis.call('LLEN', KEYS[2]) > 0 then return 0 end
+redis.call('DEL', KEYS[1])
+redis.call('SREM', KEYS[3], ARGV[2])
+return 1`;
+
+/** What the coordinator asks of the runtime. */
+export interface ThreadHost {
+  /** Picks the thread up after its lease was taken: its open turn and its inbox. Returns the inbox ids it queued. */
+  takeOver(thread: string): Promise<string[]>;
+  /** Hands newly arrived inbox entries to the thread's runner, in order. */
+  deliver(thread: string, entries: InboxEntry[]): void;
+  /** Whether the thread has a runner with work in this instance. */
+  busy(thread: string): boolean;
+  /** Drops what this instance remembers of the thread (another instance may write it next). */
+  forget(thread: string): Promise<void>;
+  /** Resolves once the thread's writes made so far are stored (before its lease goes back). */
+  flush(thread: string): Promise<void>;
+  /** The lease was lost (it lapsed): the thread's work here stops at once, without a word. */
+  lost(thread: string): void;
+}
+
+interface Held {
+  lease: HeldLease;
+  /** Inbox ids handed to the runner. */
+  taken: Set<string>;
+}
+
+/** The coordinator of shared threads in this instance. */
+export class ClusterThreads implements LeaseHolder {
+  private readonly held = new Map<string, Held>();
+  private readonly taking = new Map<string, Promise<boolean>>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private host: ThreadHost | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly node: ClusterNode,
+    private readonly log: Logger,
+  ) {}
+
+  /** Starts renewing, sweeping and listening for new inbox entries. */
+  start(host: ThreadHost): void {
+    this.host = host;
+    this.node.onMessage((message) => {
+      if (message.type === 'poke' && this.held.has(message.thread)) void this.offer(message.thread);
+    });
+    const every = (ms: number, work: () => Promise<void>) => {
+      const timer = setInterval(() => void work().catch((error: unknown) => this.log.warn({ err: error }, 'cluster: periodic work failed')), ms);
+      timer.unref();
+      this.timers.push(timer);
+    };
+    every(Math.max(100, Math.floor(this.node.leaseTtlMs / 3)), () => this.renewAll());
+    every(Math.max(200, Math.floor(this.node.leaseTtlMs / 2)), () => this.sweep());
+    void this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'cluster: first sweep failed'));
+  }
+
+  /**
+   * Keeps an accepted message in its thread's durable inbox. False when the
+   * message was seen before (a redelivery, or another instance got it too).
+   */
+  async intake(message: InboundMessage): Promise<boolean> {
+    const thread = threadKeyOf(message.chat);
+    const entry: InboxEntry = { chat: message.chat, message: toQueued(message) };
+    const seen = `${CLUSTER_PREFIX}seen:${thread}:${message.messageId}`;
+    const added = (await this.node.redis.eval(INTAKE, 3, seen, threadKeys(thread).inbox, OPEN, SEEN_TTL_SECONDS, JSON.stringify(entry), thread)) === 1;
+    if (added) await this.node.publish({ type: 'poke', thread });
+    return added;
+  }
+
+  /** Takes the thread if no instance holds it, or reads its new inbox entries if this one does. */
+  async offer(thread: string): Promise<void> {
+    if (this.closed) return;
+    const held = this.held.get(thread);
+    if (held) await this.drain(thread, held);
+    else await this.take(thread);
+  }
+
+  /** Waits until this instance holds the thread (for work that started here, such as an answered approval). */
+  async claim(thread: string): Promise<boolean> {
+    const pause = Math.max(50, Math.floor(this.node.leaseTtlMs / 20));
+    while (!this.closed) {
+      if (this.held.has(thread) || (await this.take(thread, false))) return true;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+    return false;
+  }
+
+  /** Called when the thread's runner has nothing left: the lease goes back unless new entries came. */
+  async idle(thread: string): Promise<void> {
+    const held = this.held.get(thread);
+    if (!held || !this.host) return;
+    await this.host.flush(thread);
+    if (this.host.busy(thread)) return;
+    const keys = threadKeys(thread);
+    const outcome = (await this.node.redis.eval(RELEASE, 3, keys.lease, keys.inbox, OPEN, held.lease.holder, thread)) as number;
+    if (outcome === 0) {
+      await this.drain(thread, held, true);
+      return;
+    }
+    if (this.held.get(thread) === held) this.held.delete(thread);
+    await this.host.forget(thread);
+  }
+
+  holderOf(thread: string): string | undefined {
+    return this.held.get(thread)?.lease.holder;
+  }
+
+  async borrow<T>(thread: string, write: (holder: string) => Promise<T>): Promise<T> {
+    const pause = Math.max(50, Math.floor(this.node.leaseTtlMs / 20));
+    for (let waited = 0; ; waited += pause) {
+      const holder = this.holderOf(thread);
+      if (holder) return write(holder);
+      const lease = await this.node.acquire(leaseNameOf(thread));
+      if (lease) {
+        try {
+          return await write(lease.holder);
+        } finally {
+          await this.node.resign(lease);
+          // Work may have arrived while it was borrowed: whoever is free takes it.
+          await this.node.publish({ type: 'poke', thread });
+        }
+      }
+      if (this.closed || waited > 3 * this.node.leaseTtlMs) throw new Error(`thread ${thread} is held by another instance; the change was not written`);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+
+  /** Whether this instance holds the thread. */
+  holds(thread: string): boolean {
+    return this.held.has(thread);
+  }
+
+  /** Stops taking threads and gives every held one back (their inboxes stay for the others). */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const timer of this.timers) clearInterval(timer);
+    await Promise.allSettled([...this.held.values()].map((held) => this.node.resign(held.lease)));
+    this.held.clear();
+  }
+
+  private take(thread: string, takeOver = true): Promise<boolean> {
+    let taking = this.taking.get(thread);
+    if (!taking) {
+      taking = this.acquire(thread, takeOver).finally(() => this.taking.delete(thread));
+      this.taking.set(thread, taking);
+    }
+    return taking;
+  }
+
+  private async acquire(thread: string, takeOver: boolean): Promise<boolean> {
+    if (this.closed || !this.host) return false;
+    const lease = await this.node.acquire(leaseNameOf(thread));
+    if (!lease) return false;
+    const held: Held = { lease, taken: new Set() };
+    this.held.set(thread, held);
+    await this.host.forget(thread);
+    if (!takeOver) return true;
+    for (const id of await this.host.takeOver(thread)) held.taken.add(id);
+    if (!this.host.busy(thread)) await this.idle(thread);
+    return true;
+  }
+
+  /** Hands the inbox entries not handed yet to the runner. */
+  private async drain(thread: string, held: Held, idle = false): Promise<void> {
+    const texts = await this.node.redis.lrange(threadKeys(thread).inbox, 0, -1);
+    if (this.held.get(thread) !== held || !this.host) return;
+    const entries = texts.map((text) => JSON.parse(text) as InboxEntry);
+    let fresh = entries.filter((entry) => !held.taken.has(entry.message.id));
+    if (!fresh.length && idle && !this.host.busy(thread)) {
+      // The runner is done, yet entries it took are still there (their write failed): read the thread again.
+      this.log.warn({ thread, waiting: entries.length }, 'cluster: inbox entries outlived their turn; reading the thread again');
+      held.taken.clear();
+      await this.host.forget(thread);
+      for (const id of await this.host.takeOver(thread)) held.taken.add(id);
+      fresh = [];
+      if (!this.host.busy(thread)) return;
+    }
+    for (const entry of fresh) held.taken.add(entry.message.id);
+    if (fresh.length) this.host.deliver(thread, fresh);
+  }
+
+  private async renewAll(): Promise<void> {
+    await Promise.all(
+      [...this.held].map(async ([thread, held]) => {
+        if (await this.node.renew(held.lease)) return;
+        if (this.held.get(thread) !== held) return;
+        this.held.delete(thread);
+        this.log.warn({ thread }, 'cluster: a thread lease lapsed; another instance continues the thread');
+        this.host?.lost(thread);
+      }),
+    );
+  }
+
+  /** Takes the open threads no instance holds (their holder died or gave them back with work left). */
+  private async sweep(): Promise<void> {
+    if (this.closed) return;
+    const open = await this.node.redis.smembers(OPEN);
+    const candidates = open.filter((thread) => !this.held.has(thread));
+    if (!candidates.length) return;
+    const pipeline = this.node.redis.pipeline();
+    for (const thread of candidates) pipeline.exists(threadKeys(thread).lease);
+    const results = (await pipeline.exec()) ?? [];
+    await Promise.all(
+      candidates.map(async (thread, i) => {
+        if (results[i]?.[1] === 0) await this.take(thread).catch((error: unknown) => this.log.warn({ err: error, thread }, 'cluster: could not take over a thread'));
+      }),
+    );
+  }
+}

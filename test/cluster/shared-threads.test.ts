@@ -1,0 +1,136 @@
+/**
+ * Two instances of the app on one Redis store, over one test platform: each
+ * message is answered once, by whichever instance holds its thread, in order;
+ * a policy change made on one instance reaches the other's next model call.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createApp, type App } from '../../src/app.js';
+import { parseConfig } from '../../src/config/load.js';
+import type { TestChannel } from '../support/test-channel.js';
+import { TestPlatform, testDm } from '../support/test-channel.js';
+import { echoAll } from '../support/app-rig.js';
+import { startFakeLlm, type FakeLlm } from '../fakes/llm/server.js';
+
+const base = process.env.PINCER_TEST_REDIS_URL;
+const skip = base ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)';
+
+/** Database 9 of the test Redis: this suite's own, emptied before each test. */
+function redisUrl(): string {
+  const url = new URL(base!);
+  url.pathname = '/9';
+  return url.toString();
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string): Promise<{ app: App; channel: TestChannel }> {
+  const dir = mkdtempSync(join(tmpdir(), `pincer-cluster-${id}-`));
+  const config = parseConfig({
+    dataDir: dir,
+    storeUrl: redisUrl(),
+    owners: ['test:owner'],
+    cluster: { instanceId: id, leaseTtlMs: 2_000 },
+    llm: { baseUrl: llm.url, model: 'fake-model', maxRetries: 0, stream: false },
+    agent: { shutdownTimeoutMs: 3_000 },
+  });
+  let channel: TestChannel | undefined;
+  const app = await createApp({ config, channels: [{ name: 'test', create: (deps) => (channel = platform.createChannel(deps)) }] });
+  await app.start();
+  cleanups.push(async () => {
+    await app.stop('test over');
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { app, channel: channel! };
+}
+
+async function freshRedis(): Promise<void> {
+  const redis = new Redis(redisUrl());
+  await redis.flushdb();
+  redis.disconnect();
+}
+
+async function waitFor(check: () => boolean, what: () => string, timeoutMs = 20_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what()}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe.skipIf(!base)(`threads shared by two instances on Redis${skip}`, () => {
+  it('answers every message once, in order, whichever instance received it', async () => {
+    await freshRedis();
+    const llm = await startFakeLlm({ responder: echoAll, record: true });
+    cleanups.push(() => llm.close());
+    const platform = new TestPlatform();
+    const a = await startInstance(platform, llm, 'a');
+    const b = await startInstance(platform, llm, 'b');
+    const threads = 12;
+    const perThread = 5;
+    for (let m = 0; m < perThread; m += 1) {
+      for (let t = 0; t < threads; t += 1) {
+        const via = (t + m) % 2 === 0 ? a : b;
+        via.channel.userMessage({ chat: testDm(`user-${t}`), sender: { id: `user-${t}`, name: `User ${t}` }, text: `t${t}-m${m}` });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 30));
+    }
+    const echoed = (t: number) =>
+      platform
+        .messagesIn(testDm(`user-${t}`))
+        .flatMap((sent) => [...sent.text.matchAll(/t\d+-m\d+/g)].map((match) => match[0]));
+    await waitFor(
+      () => Array.from({ length: threads }, (_, t) => echoed(t).length).every((n) => n >= perThread),
+      () => `every message echoed; got ${JSON.stringify(Array.from({ length: threads }, (_, t) => echoed(t)))}`,
+    );
+    await Promise.all([a.app.runtime.idle(), b.app.runtime.idle()]);
+    for (let t = 0; t < threads; t += 1) expect(echoed(t)).toEqual(Array.from({ length: perThread }, (_, m) => `t${t}-m${m}`));
+  }, 60_000);
+
+  it('a tool disabled on one instance is not offered by the other', async () => {
+    await freshRedis();
+    const llm = await startFakeLlm({ responder: echoAll, record: true });
+    cleanups.push(() => llm.close());
+    const platform = new TestPlatform();
+    const a = await startInstance(platform, llm, 'a');
+    const b = await startInstance(platform, llm, 'b');
+    const toolsOfLast = () => (llm.requests.at(-1)?.tools ?? []).map((tool) => tool.function.name);
+    b.channel.userMessage({ chat: testDm('user-1'), sender: { id: 'user-1', name: 'One' }, text: 'before' });
+    await waitFor(() => platform.messagesIn(testDm('user-1')).length > 0, () => 'the first answer');
+    expect(toolsOfLast()).toContain('http_fetch');
+    a.channel.command({ chat: testDm('owner'), sender: { id: 'owner', name: 'Owner' }, name: 'policy', args: 'disable http_fetch' });
+    await waitFor(() => platform.messagesIn(testDm('owner')).some((sent) => /disable/i.test(sent.text)), () => 'the policy answer');
+    b.channel.userMessage({ chat: testDm('user-2'), sender: { id: 'user-2', name: 'Two' }, text: 'after' });
+    await waitFor(() => platform.messagesIn(testDm('user-2')).length > 0, () => 'the second answer');
+    expect(toolsOfLast()).not.toContain('http_fetch');
+  }, 60_000);
+});
+
+describe.skipIf(!base)(`usage counted by two instances on Redis${skip}`, () => {
+  it('adds up the calls of both instances in the stored total', async () => {
+    await freshRedis();
+    const { Store } = await import('../../src/store/store.js');
+    const { UsageLedger } = await import('../../src/agent/usage.js');
+    const stores = await Promise.all([Store.open({ url: redisUrl() }), Store.open({ url: redisUrl() })]);
+    const ledgers = stores.map((store) => new UsageLedger(store));
+    const response = { content: 'ok', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 10, outputTokens: 5, cachedTokens: 0 }, costUsd: 0.01 } as const;
+    for (let round = 0; round < 3; round += 1) {
+      await Promise.all(ledgers.map((ledger) => Promise.all(Array.from({ length: 7 }, () => ledger.record('test:u', response as never)))));
+      await Promise.all(ledgers.map((ledger) => ledger.flush()));
+    }
+    // The stored total has both instances' calls; each instance sees the other's from its own next write on.
+    const total = await new UsageLedger(stores[0]!).userToday('test:u');
+    expect(total.calls).toBe(42);
+    expect(total.inputTokens).toBe(420);
+    await ledgers[0]!.record('test:u', response as never);
+    await ledgers[0]!.flush();
+    expect((await ledgers[0]!.userToday('test:u')).calls).toBe(43);
+    await Promise.all(stores.map((store) => store.close()));
+  });
+});

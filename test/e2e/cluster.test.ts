@@ -1,0 +1,218 @@
+/**
+ * Three instances of the built product on one Redis store answer as one bot
+ * (SPEC section 15), on the Telegram fake (one elected poller) and the Slack
+ * fake in Socket Mode (a connection per instance, events spread over them):
+ * - 1,000 messages over 100 threads with an instance SIGKILLed mid-run: every
+ *   message answered once, and each chat's answers in the order it wrote;
+ * - an approval pressed after the instance that showed it died: the tool runs
+ *   once and its answer arrives once;
+ * - a policy change made on one instance holds for every instance's next
+ *   model request.
+ * Needs PINCER_TEST_REDIS_URL; uses its database 12, emptied before each test.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeResponder } from '../fakes/llm/server.js';
+import { startFakeSlack, type FakeSlack } from '../fakes/slack/index.js';
+import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram/index.js';
+import { ensureBuilt } from './build.js';
+import {
+  answerReport,
+  bodyOf,
+  echoResponder,
+  flushDb,
+  redisDbUrl,
+  slackChat,
+  startCluster,
+  telegramChat,
+  writeAll,
+  type Cluster,
+  type ClusterChat,
+  type Exchange,
+} from './cluster-harness.js';
+import { textOf } from './model.js';
+import { cleanUp, waitUntil } from './pincer.js';
+import { OWNER, buttonsOf, dmMessages, press, say, waitForDm } from './telegram.js';
+
+const REDIS = process.env.PINCER_TEST_REDIS_URL;
+const SKIPPED = REDIS ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)';
+const STORE = REDIS ? redisDbUrl(REDIS, 12) : '';
+const IDS = ['a', 'b', 'c'] as const;
+const SLACK_OWNER = 'U0OWNER';
+const TEAM_CHANNEL = 'C0TEAM';
+const CONFIG = ['cluster:', '  leaseTtlMs: 2000', 'tools:', '  http:', '    allowHosts: ["127.0.0.1"]', ''].join('\n');
+const MODEL_LATENCY_MS = 20;
+/** What the local page says; the model quotes it once the fetch's result reaches it. */
+const PAGE = 'the page says hello';
+
+let llm: FakeLlm | undefined;
+let telegram: FakeTelegram | undefined;
+let slack: FakeSlack | undefined;
+let cluster: Cluster | undefined;
+let server: Server | undefined;
+
+beforeAll(() => {
+  if (REDIS) ensureBuilt();
+}, 130_000);
+
+beforeEach(async () => {
+  if (REDIS) await flushDb(STORE);
+});
+
+afterEach(async () => {
+  await cleanUp();
+  await cluster?.close();
+  await llm?.close();
+  await telegram?.close();
+  await slack?.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  llm = telegram = slack = cluster = server = undefined;
+});
+
+/** The Slack member who writes thread `thread`'s messages, and their DM. */
+const slackUser = (thread: number) => `U0P${thread}`;
+const slackDm = (thread: number) => `D0P${thread}`;
+/** The Telegram user (and DM) of thread `thread`. */
+const telegramUser = (thread: number) => 2_100_000 + thread;
+
+/** Starts the fakes and instances a, b and c, and waits until all three run. */
+async function startBot(responder: FakeResponder): Promise<{ bot: Cluster; tg: FakeTelegram; sl: FakeSlack }> {
+  llm = await startFakeLlm({ responder });
+  const tg = (telegram = await startFakeTelegram());
+  const sl = (slack = await startFakeSlack());
+  sl.addUser({ id: SLACK_OWNER, name: 'Owner', isAdmin: true });
+  sl.addConversation({ id: TEAM_CHANNEL, type: 'channel', name: 'team' });
+  for (let thread = 0; thread < 100; thread++) {
+    sl.addUser({ id: slackUser(thread), name: `Person ${thread}` });
+    sl.addConversation({ id: slackDm(thread), type: 'im', user: slackUser(thread) });
+  }
+  const owners = `telegram:${OWNER.id},slack:${SLACK_OWNER}`;
+  const bot = (cluster = await startCluster({ ids: IDS, storeUrl: STORE, llm, telegram: tg, slack: sl, config: CONFIG, env: { PINCER_OWNERS: owners } }));
+  await bot.waitRunning(30_000);
+  return { bot, tg, sl };
+}
+
+/** Runs `work`; a failure carries what each instance did and printed. */
+async function explained<T>(work: Promise<T>, context: () => string): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${context()}`);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The model requests of every instance, oldest first. */
+function modelRequests(bot: Cluster): Exchange[] {
+  return bot.exchanges('llm').filter((exchange) => exchange.path.endsWith('/chat/completions'));
+}
+
+/** Whether a model request offered `http_fetch` among its tools. */
+function offersFetch(exchange: Exchange): boolean {
+  const tools = (bodyOf(exchange.requestBody).tools ?? []) as { function?: { name?: string } }[];
+  return tools.some((tool) => tool.function?.name === 'http_fetch');
+}
+
+describe.skipIf(!REDIS)(`three instances on one Redis store${SKIPPED}`, () => {
+  it('1,000 messages over 100 threads, an instance SIGKILLed mid-run: each answered once, each chat in order', async () => {
+    const { bot, tg, sl } = await startBot(echoResponder(MODEL_LATENCY_MS));
+    const chats: ClusterChat[] = [
+      ...Array.from({ length: 70 }, (_, i) => telegramChat(bot, tg, i, telegramUser(i))),
+      ...Array.from({ length: 20 }, (_, i) => slackChat(bot, sl, 70 + i, slackUser(70 + i), slackDm(70 + i))),
+      ...Array.from({ length: 10 }, (_, i) => slackChat(bot, sl, 90 + i, slackUser(90 + i), TEAM_CHANNEL, true)),
+    ];
+    const sent = new Map<number, string[]>();
+    let victim = 'b';
+    // The elected Telegram poller is the worst one to lose: every Telegram thread waits for the next election.
+    const killing = sleep(2_500).then(async () => {
+      victim = bot.poller() ?? 'b';
+      await bot.kill9(victim);
+    });
+    const resent = () => sl.socketDeliveries.filter((delivery) => delivery.retryAttempt > 0).length;
+    const context = () => {
+      const report = answerReport(chats, sent);
+      return `instance ${victim} was SIGKILLed 2.5 s into the run; Slack sent ${resent()} envelopes again\n${report.text}\n${bot.describe(report.troubled.slice(0, 4))}`;
+    };
+    await explained(Promise.all([writeAll(chats, 10, 5_000, sent), killing]), context);
+
+    const report = () => answerReport(chats, sent);
+    await waitUntil(() => report().missing.length === 0, 90_000, () => `every message to be answered\n${context()}`);
+    // An answer given twice may come late (a turn redone after the lease moved).
+    await sleep(3_000);
+    const final = report();
+    expect(final.sent, context()).toBe(1_000);
+    expect(final.missing, context()).toEqual([]);
+    expect(final.duplicated, context()).toEqual([]);
+    expect(final.disordered, context()).toEqual([]);
+  }, 180_000);
+
+  it('an approval pressed after the instance that showed it was SIGKILLed: the tool runs once, the answer arrives once', async () => {
+    let hits = 0;
+    server = createServer((_request, response) => {
+      hits += 1;
+      response.end(PAGE);
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/page`;
+    const { bot, tg } = await startBot((request) => {
+      const last = request.messages.at(-1)!;
+      if (last.role === 'tool') return textReply(`Tool said: ${textOf(last).includes(PAGE) ? PAGE : textOf(last).slice(0, 300)}`, { latencyMs: MODEL_LATENCY_MS });
+      return toolCallReply([{ name: 'http_fetch', arguments: { url } }], { latencyMs: MODEL_LATENCY_MS });
+    });
+    const shown = () => `the DM shows ${JSON.stringify(dmMessages(tg).map((message) => message.plainText))}, the page was fetched ${hits} times\n${bot.describe([String(OWNER.id)])}`;
+
+    say(tg, 'please fetch the page');
+    const prompt = await waitUntil(() => dmMessages(tg).find((message) => buttonsOf(message).length > 0), 30_000, () => `an approval prompt; ${shown()}`);
+    // The instance whose post (or edit) put the buttons on that message; its proxy records it once the answer is back.
+    const showedBy = () =>
+      bot
+        .exchanges('telegram')
+        .filter((exchange) => /\/(sendMessage|editMessageText)$/.test(exchange.path) && bodyOf(exchange.requestBody).reply_markup !== undefined)
+        .filter((exchange) => (bodyOf(exchange.responseBody).result as { message_id?: number } | undefined)?.message_id === prompt.messageId)
+        .at(-1)?.instance;
+    const shower = await waitUntil(showedBy, 5_000, () => `the instance that showed the prompt; ${shown()}`);
+    await sleep(300);
+    await bot.kill9(shower);
+    press(tg, prompt, 'Approve');
+
+    const answers = () => dmMessages(tg).filter((message) => message.plainText.includes('Tool said:'));
+    await waitUntil(() => answers().length > 0, 60_000, () => `the answer after the approval (instance ${shower} showed the prompt and was SIGKILLed); ${shown()}`);
+    await sleep(2_000);
+    expect(hits, `instance ${shower} showed the prompt and was SIGKILLed; ${shown()}`).toBe(1);
+    expect(answers(), shown()).toHaveLength(1);
+    expect(answers()[0]!.plainText).toBe(`Tool said: ${PAGE}`);
+  }, 180_000);
+
+  it('/policy disable http_fetch on one instance: no instance offers http_fetch to the model afterwards', async () => {
+    const { bot, tg, sl } = await startBot(echoResponder(MODEL_LATENCY_MS));
+    const sent = new Map<number, string[]>();
+    const answered = (chats: ClusterChat[]) => waitUntil(() => answerReport(chats, sent).missing.length === 0, 60_000, () => `answers: ${answerReport(chats, sent).text}\n${bot.describe()}`);
+    const first = [telegramChat(bot, tg, 0, telegramUser(0))];
+    await explained(writeAll(first, 1, 0, sent), () => bot.describe());
+    await answered(first);
+    // Before the change the tool is offered, so its absence afterwards means something.
+    expect(modelRequests(bot).length).toBeGreaterThan(0);
+    expect(modelRequests(bot).every(offersFetch), bot.describe()).toBe(true);
+
+    say(tg, '/policy disable http_fetch');
+    await waitForDm(tg, 'Policy for http_fetch set to "disable"', () => bot.describe(), 30_000);
+    const changedAt = Date.now();
+    const since = () => modelRequests(bot).filter((exchange) => exchange.startedAt >= changedAt);
+    // New threads, half on Telegram and half on Slack, until each instance has asked the model since the change.
+    for (let round = 0; round < 6 && new Set(since().map((exchange) => exchange.instance)).size < IDS.length; round++) {
+      const batch = Array.from({ length: 10 }, (_, i) => {
+        const thread = 1 + round * 10 + i;
+        return i % 2 === 0 ? telegramChat(bot, tg, thread, telegramUser(thread)) : slackChat(bot, sl, thread, slackUser(thread), slackDm(thread));
+      });
+      await explained(writeAll(batch, 1, 0, sent), () => bot.describe());
+      await answered(batch);
+    }
+    const after = since();
+    const byInstance = IDS.map((id) => `${id}: ${after.filter((exchange) => exchange.instance === id).length} requests`).join(', ');
+    expect(after.filter(offersFetch).map((exchange) => exchange.instance), `requests that still offered http_fetch, by instance (${byInstance})\n${bot.describe()}`).toEqual([]);
+    expect([...new Set(after.map((exchange) => exchange.instance))].sort(), `each instance asked the model after the change (${byInstance})\n${bot.describe()}`).toEqual([...IDS]);
+  }, 180_000);
+});
