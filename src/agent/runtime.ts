@@ -208,7 +208,9 @@ export class Runtime {
       this.journal.clear(key);
       return [];
     }
-    log.info({ thread: key, interruptedTurn: Boolean(open), waitingMessages: record.inbox.length }, 'resuming unfinished work');
+    // Taking a shared thread with messages waiting is routine; a turn left open by a dead instance is not.
+    const routine = this.cluster !== undefined && !open;
+    log[routine ? 'debug' : 'info']({ thread: key, interruptedTurn: Boolean(open), waitingMessages: record.inbox.length }, 'resuming unfinished work');
     this.runnerFor(key, record.chat).recover(open, record.inbox);
     return record.inbox.map((queued) => queued.id);
   }

@@ -110,6 +110,17 @@ function modelRequests(bot: Cluster): Exchange[] {
   return bot.exchanges('llm').filter((exchange) => exchange.path.endsWith('/chat/completions'));
 }
 
+/** Threads a surviving instance resumed in the delivery phase of a turn the killed one began. */
+function threadsResumedInDelivery(bot: Cluster): string[] {
+  return bot.instances.flatMap((instance) =>
+    instance.process
+      .output()
+      .split('\n')
+      .filter((line) => line.includes('resuming a turn interrupted') && line.includes('"phase":"delivering"'))
+      .map((line) => (JSON.parse(line) as { thread: string }).thread),
+  );
+}
+
 /** Whether a model request offered `http_fetch` among its tools. */
 function offersFetch(exchange: Exchange): boolean {
   const tools = (bodyOf(exchange.requestBody).tools ?? []) as { function?: { name?: string } }[];
@@ -145,8 +156,17 @@ describe.skipIf(!REDIS)(`three instances on one Redis store${SKIPPED}`, () => {
     const final = report();
     expect(final.sent, context()).toBe(1_000);
     expect(final.missing, context()).toEqual([]);
-    expect(final.duplicated, context()).toEqual([]);
     expect(final.disordered, context()).toEqual([]);
+    // The one window no platform API closes: the killed instance's answer was accepted by the
+    // platform and the instance died before recording it. Its successor resumes that turn in
+    // its delivery phase and sends the answer again (never lose it). Any other repeat fails.
+    const redelivered = threadsResumedInDelivery(bot);
+    const unexplained = final.duplicated.filter((entry) => {
+      const [id, times] = entry.split(' x');
+      const chat = chats.find((candidate) => id!.startsWith(`t${candidate.thread}-m`))!;
+      return times !== '2' || !redelivered.some((thread) => thread.endsWith(`:${chat.logKey()}`));
+    });
+    expect(unexplained, context()).toEqual([]);
   }, 180_000);
 
   it('an approval pressed after the instance that showed it was SIGKILLed: the tool runs once, the answer arrives once', async () => {
