@@ -92,9 +92,15 @@ export class ApprovalFlow {
    * private notice and changes nothing; an answer resumes the waiting work
    * first, then thanks the presser and updates the prompt.
    */
-  async answer(event: InboundApprovalAnswer): Promise<void> {
+  async answer(event: InboundApprovalAnswer, recorded?: () => void): Promise<void> {
     const userId = qualifiedUserId(event.chat.channel, event.sender.id);
-    const claim = await this.book.answer(event.approvalId, { userId, name: event.sender.name, chat: event.chat, action: event.action });
+    let claim: ClaimResult;
+    try {
+      claim = await this.book.answer(event.approvalId, { userId, name: event.sender.name, chat: event.chat, action: event.action });
+    } finally {
+      // The press is stored (or refused): the platform may be told it was received.
+      recorded?.();
+    }
     if (!claim.ok) {
       this.services.log.debug({ approval: event.approvalId, reason: claim.reason }, 'approval press refused');
       if (claim.endedNow && claim.approval) await this.ended(claim.approval, { kind: 'expired' });

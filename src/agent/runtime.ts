@@ -184,6 +184,7 @@ export class Runtime {
         for (const entry of entries) runner.accept(fromQueued(entry.message, entry.chat));
       },
       busy: (key) => this.runners.get(key)?.busy ?? false,
+      spare: () => this.slots.running < this.services.config.agent.maxConcurrentTurns,
       forget: (key) => Promise.resolve(history.forget(key)),
       flush: () => history.flush(),
       lost: (key) => {
@@ -278,10 +279,9 @@ export class Runtime {
   private async consume(channel: Channel): Promise<void> {
     try {
       for await (const event of channel.events()) {
-        if (this.stopping) this.keepForRestart(event);
-        else this.dispatch(event);
-        // A shared thread's message is acknowledged once it is in its durable inbox; the rest now.
-        if (!this.cluster || event.type !== 'message') acknowledge(event);
+        // A press is acknowledged once stored, a shared thread's message once in its durable inbox; the rest now.
+        const later = this.stopping ? this.keepForRestart(event) : this.dispatch(event);
+        if (!later) acknowledge(event);
       }
     } catch (error) {
       this.services.log.error({ err: error, channel: channel.name }, 'channel stream failed');
@@ -294,64 +294,64 @@ export class Runtime {
    * after the restart. Commands and presses are not kept (a press can be made
    * again; the prompt keeps its buttons).
    */
-  private keepForRestart(event: InboundEvent): void {
+  private keepForRestart(event: InboundEvent): boolean {
     if (event.type !== 'message' || textCommand(event) || !this.isAddressed(event)) {
       this.services.log.debug({ channel: event.chat.channel, type: event.type }, 'event during shutdown not handled');
-      return;
+      return false;
     }
     if (this.cluster) {
       // Kept in the shared inbox: another instance (or this one after its restart) answers it.
       this.track(this.cluster.intake(event).finally(() => acknowledge(event)));
-      return;
+      return true;
     }
     const key = threadKeyOf(event.chat);
     this.track(keepInInbox(this.services, key, event));
+    return false;
   }
 
-  /** Routes one event. Synchronous up to the runner so per-thread order is kept. */
-  private dispatch(event: InboundEvent): void {
+  /** Routes one event. Synchronous up to the runner so per-thread order is kept. True: it acknowledges the event itself, once stored. */
+  private dispatch(event: InboundEvent): boolean {
     this.services.events.emit('message.in', { channel: event.chat.channel, thread: threadKeyOf(event.chat), type: event.type });
     switch (event.type) {
       case 'command':
         this.track(this.commands.handle(event));
-        return;
+        return false;
       case 'approval':
-        this.track(this.approvals.answer(event));
-        return;
+        this.track(this.approvals.answer(event, () => acknowledge(event)));
+        return true;
       case 'message':
-        this.onMessage(event);
+        return this.onMessage(event);
     }
   }
 
-  private onMessage(event: InboundMessage): void {
+  private onMessage(event: InboundMessage): boolean {
     const command = textCommand(event);
     if (command) {
       this.track(this.commands.handle(command));
-      return;
+      return false;
     }
     const key = threadKeyOf(event.chat);
     if (!this.isAddressed(event)) {
       this.track(this.keepAsContext(key, event));
-      return;
+      return false;
     }
     const limited = this.limiter.check(qualifiedUserId(event.chat.channel, event.sender.id), event.text);
     if (limited) {
       if (limited.notify) this.track(this.services.outbox.send(event.chat, limited.refusal.text));
-      return;
+      return false;
     }
     if (this.cluster) {
-      const cluster = this.cluster;
-      // Durable first; then whichever instance holds the thread (this one, if none does) reads it.
-      const intake = cluster.intake(event).finally(() => acknowledge(event));
-      this.track(intake.then((added) => (added ? cluster.offer(key) : undefined)));
-      return;
+      // Durable first; every instance then hears of it, and the thread's holder (or the first free one) reads it.
+      this.track(this.cluster.intake(event).finally(() => acknowledge(event)));
+      return true;
     }
     const runner = this.runnerFor(key, event.chat);
     if (runner.queuedMessages >= this.services.config.agent.maxQueuedPerThread) {
       this.track(this.services.outbox.send(event.chat, `I already have ${runner.queuedMessages} messages waiting in this conversation, so this one was not taken. Please wait for my answer and send it again.`));
-      return;
+      return false;
     }
     runner.accept(event);
+    return false;
   }
 
   private isAddressed(event: InboundMessage): boolean {

@@ -15,6 +15,8 @@ import { leaseNameOf, threadKeys, type InboxEntry, type LeaseHolder } from './th
 
 /** Threads with work not finished by a lease holder. */
 const OPEN = `${CLUSTER_PREFIX}open`;
+/** How long an instance with every turn slot taken waits before it competes for a new thread. */
+const BUSY_DELAY_MS = 20;
 /** How long a platform message id is remembered against duplicates (a redelivery comes within minutes). */
 const SEEN_TTL_SECONDS = 24 * 60 * 60;
 
@@ -39,6 +41,8 @@ export interface ThreadHost {
   takeOver(thread: string): Promise<string[]>;
   /** Hands newly arrived inbox entries to the thread's runner, in order. */
   deliver(thread: string, entries: InboxEntry[]): void;
+  /** Whether this instance has a free turn slot (a busy one leaves new threads to the others). */
+  spare(): boolean;
   /** Whether the thread has a runner with work in this instance. */
   busy(thread: string): boolean;
   /** Drops what this instance remembers of the thread (another instance may write it next). */
@@ -71,8 +75,14 @@ export class ClusterThreads implements LeaseHolder {
   /** Starts renewing, sweeping and listening for new inbox entries. */
   start(host: ThreadHost): void {
     this.host = host;
+    // Every instance hears of new inbox entries: the holder reads them, and a thread no one holds
+    // goes to whichever instance takes it first; a busy one tries a moment later, so the work spreads.
     this.node.onMessage((message) => {
-      if (message.type === 'poke' && this.held.has(message.thread)) void this.offer(message.thread);
+      if (message.type !== 'poke') return;
+      const thread = message.thread;
+      const offer = () => void this.offer(thread).catch((error: unknown) => this.log.warn({ err: error, thread }, 'cluster: could not take a thread'));
+      if (this.held.has(thread) || host.spare()) offer();
+      else setTimeout(offer, BUSY_DELAY_MS).unref();
     });
     const every = (ms: number, work: () => Promise<void>) => {
       const timer = setInterval(() => void work().catch((error: unknown) => this.log.warn({ err: error }, 'cluster: periodic work failed')), ms);

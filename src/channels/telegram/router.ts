@@ -40,7 +40,7 @@ export class UpdateRouter {
    */
   async route(update: Update, now = Date.now()): Promise<void> {
     if (update.message) await this.routeMessage(update.message, now);
-    else if (update.callback_query) this.routeCallback(update.callback_query, now);
+    else if (update.callback_query) await this.routeCallback(update.callback_query, now);
   }
 
   private async routeMessage(message: NonNullable<Update['message']>, now: number): Promise<void> {
@@ -58,16 +58,17 @@ export class UpdateRouter {
     else this.deps.queue.push(event);
   }
 
-  private routeCallback(query: NonNullable<Update['callback_query']>, now: number): void {
+  private async routeCallback(query: NonNullable<Update['callback_query']>, now: number): Promise<void> {
     if (query.from.is_bot) {
       this.deps.callbacks.ignore(query);
       return;
     }
     const event = this.deps.callbacks.toApprovalAnswer(query, now);
     if (!event) return;
-    if (this.deps.access.allows(event.chat.kind, event.chat.chatId, event.sender.id)) this.deps.queue.push(event);
     // Refused: the press is answered with a toast, as the agent's notices are.
-    else void event.respond({ text: NOT_AVAILABLE });
+    if (!this.deps.access.allows(event.chat.kind, event.chat.chatId, event.sender.id)) void event.respond({ text: NOT_AVAILABLE });
+    else if (this.deps.acknowledged) await this.deps.queue.pushAcknowledged(event, ACK_TIMEOUT_MS);
+    else this.deps.queue.push(event);
   }
 
   private replyDenied(chatId: string, userId: string, now: number, command: boolean): void {
