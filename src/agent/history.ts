@@ -213,6 +213,11 @@ export class ThreadHistory {
     });
   }
 
+  /** Resolves once the thread's background writes have been made. */
+  async flushThread(key: string): Promise<void> {
+    for (let pending = this.writes.get(key); pending; pending = this.writes.get(key)) await pending;
+  }
+
   /** Resolves once every background write has been made. */
   async flush(): Promise<void> {
     while (this.writes.size) await Promise.all(this.writes.values());
