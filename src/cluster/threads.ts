@@ -63,6 +63,8 @@ interface Held {
 export class ClusterThreads implements LeaseHolder {
   private readonly held = new Map<string, Held>();
   private readonly taking = new Map<string, Promise<boolean>>();
+  /** Leases being given back (their writes flushed first). */
+  private readonly releasing = new Map<string, Promise<void>>();
   private readonly timers: NodeJS.Timeout[] = [];
   private host: ThreadHost | undefined;
   private closed = false;
@@ -119,6 +121,8 @@ export class ClusterThreads implements LeaseHolder {
   async claim(thread: string): Promise<boolean> {
     const pause = Math.max(50, Math.floor(this.node.leaseTtlMs / 20));
     while (!this.closed) {
+      // A lease being given back is not held any more once that ends: take it again then.
+      await this.releasing.get(thread);
       if (this.held.has(thread) || (await this.take(thread, false))) return true;
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
@@ -126,7 +130,16 @@ export class ClusterThreads implements LeaseHolder {
   }
 
   /** Called when the thread's runner has nothing left: the lease goes back unless new entries came. */
-  async idle(thread: string): Promise<void> {
+  idle(thread: string): Promise<void> {
+    let releasing = this.releasing.get(thread);
+    if (!releasing) {
+      releasing = this.release(thread).finally(() => this.releasing.delete(thread));
+      this.releasing.set(thread, releasing);
+    }
+    return releasing;
+  }
+
+  private async release(thread: string): Promise<void> {
     const held = this.held.get(thread);
     if (!held || !this.host) return;
     await this.host.flush(thread);
