@@ -50,8 +50,8 @@ export class TurnEngine {
     const read = new Set(messages.map(inboxId));
     record.turn = open;
     // One write moves the messages from the inbox into the history and opens the
-    // turn's journal. Written in the background: the model call need not wait for
-    // the disk, and the turn's later saves come after it in order.
+    // turn's journal, before the model is asked: a crash during the call then finds
+    // the turn open, and the person is told after the restart.
     await this.services.history.update(
       record.key,
       turn.chat,
@@ -62,7 +62,6 @@ export class TurnEngine {
         current.turns += 1;
         current.turn = open;
       },
-      { wait: false },
     );
     await this.loop(turn);
   }
