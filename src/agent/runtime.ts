@@ -185,7 +185,7 @@ export class Runtime {
       },
       busy: (key) => this.runners.get(key)?.busy ?? false,
       spare: () => this.slots.running < this.services.config.agent.maxConcurrentTurns,
-      forget: (key) => Promise.resolve(history.forget(key)),
+      forget: (key) => history.forget(key),
       flush: (key) => history.flushThread(key),
       lost: (key) => {
         this.runners.get(key)?.close();

@@ -18,7 +18,6 @@ export class RedisElection implements Election {
 
   async campaign(duty: string, signal: AbortSignal): Promise<Leadership> {
     const name = `duty:${duty}`;
-    const every = Math.max(100, Math.floor(this.node.leaseTtlMs / 3));
     for (;;) {
       signal.throwIfAborted();
       let lease: HeldLease | undefined;
@@ -28,14 +27,18 @@ export class RedisElection implements Election {
         this.log.warn({ err: error, duty }, 'cluster: could not campaign for a duty; trying again');
       }
       if (lease) return this.hold(lease, duty);
-      await delay(every, undefined, { signal });
+      await delay(this.retryMs(), undefined, { signal });
     }
+  }
+
+  /** A third of the lease's TTL: how often a holder renews and a candidate tries again. */
+  private retryMs(): number {
+    return Math.max(100, Math.floor(this.node.leaseTtlMs / 3));
   }
 
   private hold(lease: HeldLease, duty: string): Leadership {
     const lost = new AbortController();
     this.log.info({ duty, instance: this.node.instanceId }, 'cluster: this instance holds a duty');
-    const every = Math.max(100, Math.floor(this.node.leaseTtlMs / 3));
     const timer = setInterval(() => {
       this.node.renew(lease).then(
         (held) => {
@@ -46,7 +49,7 @@ export class RedisElection implements Election {
         },
         (error: unknown) => this.log.warn({ err: error, duty }, 'cluster: a duty lease was not renewed; trying again'),
       );
-    }, every);
+    }, this.retryMs());
     timer.unref();
     return {
       lost: lost.signal,

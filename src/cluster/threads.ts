@@ -6,6 +6,7 @@
  * when the inbox is empty. A sweep takes over the threads whose holder died:
  * their lease lapsed with work left (an inbox entry, or a turn still open).
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { InboundMessage } from '../channels/types.js';
 import { threadKeyOf } from '../channels/types.js';
 import { toQueued } from '../agent/inbox.js';
@@ -46,7 +47,7 @@ export interface ThreadHost {
   /** Whether the thread has a runner with work in this instance. */
   busy(thread: string): boolean;
   /** Drops what this instance remembers of the thread (another instance may write it next). */
-  forget(thread: string): Promise<void>;
+  forget(thread: string): void;
   /** Resolves once the thread's writes made so far are stored (before its lease goes back). */
   flush(thread: string): Promise<void>;
   /** The lease was lost (it lapsed): the thread's work here stops at once, without a word. */
@@ -119,12 +120,11 @@ export class ClusterThreads implements LeaseHolder {
 
   /** Waits until this instance holds the thread (for work that started here, such as an answered approval). */
   async claim(thread: string): Promise<boolean> {
-    const pause = Math.max(50, Math.floor(this.node.leaseTtlMs / 20));
     while (!this.closed) {
       // A lease being given back is not held any more once that ends: take it again then.
       await this.releasing.get(thread);
       if (this.held.has(thread) || (await this.take(thread, false))) return true;
-      await new Promise((resolve) => setTimeout(resolve, pause));
+      await delay(this.retryPauseMs());
     }
     return false;
   }
@@ -151,7 +151,7 @@ export class ClusterThreads implements LeaseHolder {
       return;
     }
     if (this.held.get(thread) === held) this.held.delete(thread);
-    await this.host.forget(thread);
+    this.host.forget(thread);
   }
 
   holderOf(thread: string): string | undefined {
@@ -159,7 +159,7 @@ export class ClusterThreads implements LeaseHolder {
   }
 
   async borrow<T>(thread: string, write: (holder: string) => Promise<T>): Promise<T> {
-    const pause = Math.max(50, Math.floor(this.node.leaseTtlMs / 20));
+    const pause = this.retryPauseMs();
     for (let waited = 0; ; waited += pause) {
       const holder = this.holderOf(thread);
       if (holder) return write(holder);
@@ -174,8 +174,13 @@ export class ClusterThreads implements LeaseHolder {
         }
       }
       if (this.closed || waited > 3 * this.node.leaseTtlMs) throw new Error(`thread ${thread} is held by another instance; the change was not written`);
-      await new Promise((resolve) => setTimeout(resolve, pause));
+      await delay(pause);
     }
+  }
+
+  /** How long to wait before trying again for a lease another instance holds. */
+  private retryPauseMs(): number {
+    return Math.max(50, Math.floor(this.node.leaseTtlMs / 20));
   }
 
   /** Whether this instance holds the thread. */
@@ -206,7 +211,7 @@ export class ClusterThreads implements LeaseHolder {
     if (!lease) return false;
     const held: Held = { lease, taken: new Set() };
     this.held.set(thread, held);
-    await this.host.forget(thread);
+    this.host.forget(thread);
     if (!takeOver) return true;
     for (const id of await this.host.takeOver(thread)) held.taken.add(id);
     if (!this.host.busy(thread)) await this.idle(thread);
@@ -223,7 +228,7 @@ export class ClusterThreads implements LeaseHolder {
       // The runner is done, yet entries it took are still there (their write failed): read the thread again.
       this.log.warn({ thread, waiting: entries.length }, 'cluster: inbox entries outlived their turn; reading the thread again');
       held.taken.clear();
-      await this.host.forget(thread);
+      this.host.forget(thread);
       for (const id of await this.host.takeOver(thread)) held.taken.add(id);
       fresh = [];
       if (!this.host.busy(thread)) return;

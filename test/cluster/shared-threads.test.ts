@@ -6,7 +6,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -14,23 +13,25 @@ import type { TestChannel } from '../support/test-channel.js';
 import { TestPlatform, testDm } from '../support/test-channel.js';
 import { echoAll } from '../support/app-rig.js';
 import { startFakeLlm, type FakeLlm } from '../fakes/llm/server.js';
+import { flushDb, redisDbUrl } from '../e2e/cluster-harness.js';
 
 const base = process.env.PINCER_TEST_REDIS_URL;
 const skip = base ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)';
 
 /** Database 9 of the test Redis: this suite's own, emptied before each test. */
-function redisUrl(): string {
-  const url = new URL(base!);
-  url.pathname = '/9';
-  return url.toString();
-}
+const redisUrl = () => redisDbUrl(base!, 9);
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string): Promise<{ app: App; channel: TestChannel }> {
+interface Instance {
+  app: App;
+  channel: TestChannel;
+}
+
+async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string): Promise<Instance> {
   const dir = mkdtempSync(join(tmpdir(), `pincer-cluster-${id}-`));
   const config = parseConfig({
     dataDir: dir,
@@ -50,10 +51,13 @@ async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string): 
   return { app, channel: channel! };
 }
 
-async function freshRedis(): Promise<void> {
-  const redis = new Redis(redisUrl());
-  await redis.flushdb();
-  redis.disconnect();
+/** Two instances, a and b, on an emptied database, one test platform and one recording model. */
+async function startPair(): Promise<{ llm: FakeLlm; platform: TestPlatform; a: Instance; b: Instance }> {
+  await flushDb(redisUrl());
+  const llm = await startFakeLlm({ responder: echoAll, record: true });
+  cleanups.push(() => llm.close());
+  const platform = new TestPlatform();
+  return { llm, platform, a: await startInstance(platform, llm, 'a'), b: await startInstance(platform, llm, 'b') };
 }
 
 async function waitFor(check: () => boolean, what: () => string, timeoutMs = 20_000): Promise<void> {
@@ -66,12 +70,7 @@ async function waitFor(check: () => boolean, what: () => string, timeoutMs = 20_
 
 describe.skipIf(!base)(`threads shared by two instances on Redis${skip}`, () => {
   it('answers every message once, in order, whichever instance received it', async () => {
-    await freshRedis();
-    const llm = await startFakeLlm({ responder: echoAll, record: true });
-    cleanups.push(() => llm.close());
-    const platform = new TestPlatform();
-    const a = await startInstance(platform, llm, 'a');
-    const b = await startInstance(platform, llm, 'b');
+    const { platform, a, b } = await startPair();
     const threads = 12;
     const perThread = 5;
     for (let m = 0; m < perThread; m += 1) {
@@ -94,12 +93,7 @@ describe.skipIf(!base)(`threads shared by two instances on Redis${skip}`, () => 
   }, 60_000);
 
   it('a tool disabled on one instance is not offered by the other', async () => {
-    await freshRedis();
-    const llm = await startFakeLlm({ responder: echoAll, record: true });
-    cleanups.push(() => llm.close());
-    const platform = new TestPlatform();
-    const a = await startInstance(platform, llm, 'a');
-    const b = await startInstance(platform, llm, 'b');
+    const { llm, platform, a, b } = await startPair();
     const toolsOfLast = () => (llm.requests.at(-1)?.tools ?? []).map((tool) => tool.function.name);
     b.channel.userMessage({ chat: testDm('user-1'), sender: { id: 'user-1', name: 'One' }, text: 'before' });
     await waitFor(() => platform.messagesIn(testDm('user-1')).length > 0, () => 'the first answer');
@@ -114,7 +108,7 @@ describe.skipIf(!base)(`threads shared by two instances on Redis${skip}`, () => 
 
 describe.skipIf(!base)(`usage counted by two instances on Redis${skip}`, () => {
   it('adds up the calls of both instances in the stored total', async () => {
-    await freshRedis();
+    await flushDb(redisUrl());
     const { Store } = await import('../../src/store/store.js');
     const { UsageLedger } = await import('../../src/agent/usage.js');
     const stores = await Promise.all([Store.open({ url: redisUrl() }), Store.open({ url: redisUrl() })]);
