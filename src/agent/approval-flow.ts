@@ -7,6 +7,7 @@
  */
 import { qualifiedUserId, type ApprovalOutcome, type InboundApprovalAnswer, type InboundMessage } from '../channels/types.js';
 import { promptOf, subjectOf, type ApprovalBook, type ClaimResult, type PendingApproval } from './approval-book.js';
+import { InProcessTimers, type Timers } from '../store/timers.js';
 import type { AgentServices } from './services.js';
 
 /** How a question came to an end, for the work that waits on it. */
@@ -36,31 +37,35 @@ export type FlowServices = Pick<AgentServices, 'approvals' | 'outbox' | 'log' | 
 /** The approval flow of a running agent. */
 export class ApprovalFlow {
   private readonly book: ApprovalBook;
-  private readonly timers = new Map<string, NodeJS.Timeout>();
   private closed = false;
+  private timersStarted: Promise<void> | undefined;
 
   /**
    * @param resume hands each ended question to its waiting work
    * @param track keeps background work (an expiry firing) visible to shutdown and idle checks
+   * @param timers the expiry timers: delayed jobs on Redis, so that a question
+   *   expires even when the instance that asked it is gone
    */
   constructor(
     private readonly services: FlowServices,
     private readonly resume: ResumeWork,
     private readonly track: (work: Promise<unknown>) => void = (work) => void work,
+    private readonly timers: Timers = new InProcessTimers(),
   ) {
     this.book = services.approvals;
   }
 
-  /** Re-arms the expiry of every question still open from before a restart. */
+  /** Starts the expiry timers and re-arms those of every question still open from before a restart. */
   async restore(): Promise<void> {
-    for (const approval of await this.book.allPending()) this.armExpiry(approval);
+    await this.startTimers();
+    for (const approval of await this.book.allPending()) await this.armExpiry(approval);
   }
 
-  /** Disarms every expiry timer (shutdown); the questions stay open for the next start. */
-  close(): void {
+  /** Stops the expiry timers here (shutdown); the questions stay open, and delayed jobs wait in Redis. */
+  async close(): Promise<void> {
     this.closed = true;
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
+    await this.timersStarted?.catch(() => undefined);
+    await this.timers.stop();
   }
 
   /** The thread's open question, if one waits. */
@@ -79,7 +84,7 @@ export class ApprovalFlow {
     this.services.events.emit('approval', { thread: approval.threadKey, tool: subjectOf(approval), status: 'requested' });
     const shown = await this.book.showPrompt(approval.id, () => this.services.outbox.sendApproval(approval.chat, promptOf(approval)));
     if (shown) {
-      this.armExpiry(approval);
+      await this.armExpiry(approval);
       return true;
     }
     await this.book.end(approval.id, 'cancelled');
@@ -111,7 +116,7 @@ export class ApprovalFlow {
     this.services.log.info({ thread: approval.threadKey, tool: subjectOf(approval), decision: approval.status }, 'approval answered');
     // The work resumes first: a message sent right after the press then joins it,
     // and a failing notice or prompt edit cannot hold it up.
-    this.disarm(approval.id);
+    void this.disarm(approval.id);
     const how = resumptionOf(approval);
     this.resume(approval, how);
     // The outcome line says it all where the answer was typed; elsewhere the presser gets a toast.
@@ -153,33 +158,47 @@ export class ApprovalFlow {
     if (!pending) return undefined;
     const ended = await this.book.end(pending.id, status, by);
     if (!ended) return undefined;
-    this.disarm(ended.id);
+    void this.disarm(ended.id);
     await this.showOutcome(ended);
     return ended;
   }
 
   /** An expired question: its work resumes with the expiry, then the prompt says so. */
   private async ended(approval: PendingApproval, how: ApprovalResumption): Promise<void> {
-    this.disarm(approval.id);
+    void this.disarm(approval.id);
     this.resume(approval, how);
     await this.showOutcome(approval);
   }
 
-  private armExpiry(approval: PendingApproval): void {
-    if (this.closed) return;
-    this.disarm(approval.id);
-    const delay = Math.max(0, approval.expiresAt - Date.now());
-    const timer = setTimeout(() => {
-      this.timers.delete(approval.id);
-      this.track(this.book.end(approval.id, 'expired').then((ended) => (ended ? this.ended(ended, { kind: 'expired' }) : undefined)));
-    }, Math.min(delay, 2 ** 31 - 1));
-    timer.unref();
-    this.timers.set(approval.id, timer);
+  /** An expiry timer fired: the question ends as expired unless it was answered first (on any instance). */
+  private async expire(id: string): Promise<void> {
+    const ended = await this.book.end(id, 'expired');
+    if (ended) await this.ended(ended, { kind: 'expired' });
   }
 
-  private disarm(id: string): void {
-    clearTimeout(this.timers.get(id));
-    this.timers.delete(id);
+  /** Starts the timers once, before the first is armed. */
+  private startTimers(): Promise<void> {
+    this.timersStarted ??= this.timers.start((id) => {
+      const expiring = this.expire(id);
+      this.track(expiring);
+      return expiring;
+    });
+    return this.timersStarted;
+  }
+
+  private async armExpiry(approval: PendingApproval): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.startTimers();
+      await this.timers.arm(approval.id, approval.expiresAt);
+    } catch (error) {
+      // The question stays open: the next start re-arms it, and a press still answers it.
+      this.services.log.error({ err: error, thread: approval.threadKey }, 'approval expiry not armed');
+    }
+  }
+
+  private disarm(id: string): Promise<void> {
+    return this.timers.disarm(id);
   }
 
   /** A private notice to the presser; cosmetic, so a failure is only logged. */

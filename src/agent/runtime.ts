@@ -15,8 +15,8 @@ import { InboundLimiter } from './inbound-limits.js';
 import { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
 import { jobEngineFor } from '../jobs/engine.js';
-import { BullMqTimers, InProcessTimers, RoutineScheduler } from '../routines/scheduler.js';
-import { isRedisUrl } from '../store/url.js';
+import { RoutineScheduler } from '../routines/scheduler.js';
+import { timersFor } from '../store/timers.js';
 import type { ClusterThreads } from '../cluster/threads.js';
 import { jobIdOfThread } from '../jobs/job-runs.js';
 import { JobScheduler } from '../jobs/scheduler.js';
@@ -66,6 +66,7 @@ export class Runtime {
         else this.runnerFor(approval.threadKey, approval.chat).resume(approval, how);
       },
       (work) => this.track(work),
+      timersFor(services.config.storeUrl, 'pincer-approval-expiry', services.log),
     );
     this.jobs = new JobScheduler(
       services,
@@ -79,12 +80,11 @@ export class Runtime {
       },
       jobEngineFor(services.config, services.log),
     );
-    const redis = isRedisUrl(services.config.storeUrl);
     this.routines = new RoutineScheduler(
       services,
       services.routines,
       services.firingClaims,
-      redis ? new BullMqTimers(services.config.storeUrl!, services.log) : new InProcessTimers(),
+      timersFor(services.config.storeUrl, 'pincer-routines', services.log),
       () => this.jobs,
     );
     this.engine = new TurnEngine(services, this.approvals);
@@ -265,11 +265,11 @@ export class Runtime {
   private async stopAll(reason: string): Promise<void> {
     const { log, config } = this.services;
     log.info({ reason }, 'shutting down');
-    this.approvals.close();
+    const approvalsClosed = this.approvals.close();
     for (const runner of this.runners.values()) runner.close();
     const deadline = new Promise((resolve) => setTimeout(resolve, config.agent.shutdownTimeoutMs).unref());
     // Running jobs stop where they are and resume at the next start; routines' next firings wait.
-    await Promise.race([Promise.all([this.idle(), this.jobs.stop(), this.routines.stop()]), deadline]);
+    await Promise.race([Promise.all([this.idle(), approvalsClosed, this.jobs.stop(), this.routines.stop()]), deadline]);
     await Promise.race([Promise.allSettled([...this.channels.values()].map((channel) => channel.stop())), deadline]);
     // Messages that arrived while the channels were closing are kept for the next run.
     await Promise.race([Promise.allSettled([...this.inflight]), deadline]);

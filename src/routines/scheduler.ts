@@ -12,101 +12,14 @@
  * than `routines.catchUpWindow` runs once at start; older ones are recorded as
  * skipped.
  */
-import type { Queue, Worker } from 'bullmq';
 import type { AgentServices } from '../agent/services.js';
 import type { JobScheduler } from '../jobs/scheduler.js';
-import type { Logger } from '../log.js';
+import type { Timers } from '../store/timers.js';
 import { firingId, type FiringClaims, type Routine, type RoutineStore } from './routine.js';
 import { describeSchedule, nextFiring, parseDuration } from './schedule.js';
 
 /** Why a firing runs. */
 type FiringReason = 'scheduled' | 'catch-up' | 'manual';
-
-/** Arms the firing of a routine at a time; `fire` is called then. */
-export interface RoutineTimers {
-  readonly name: 'in-process' | 'bullmq';
-  start(fire: (routineId: string, at: number) => Promise<void>): Promise<void>;
-  arm(routineId: string, at: number): Promise<void>;
-  disarm(routineId: string): Promise<void>;
-  stop(): Promise<void>;
-}
-
-/** setTimeout can wait at most this long; longer waits are re-armed. */
-const MAX_TIMEOUT_MS = 2 ** 31 - 1;
-
-/** Timers in this process. */
-export class InProcessTimers implements RoutineTimers {
-  readonly name = 'in-process';
-  private readonly timers = new Map<string, NodeJS.Timeout>();
-  private fire: ((routineId: string, at: number) => Promise<void>) | undefined;
-
-  constructor(private readonly now: () => number = Date.now) {}
-
-  async start(fire: (routineId: string, at: number) => Promise<void>): Promise<void> {
-    this.fire = fire;
-  }
-
-  async arm(routineId: string, at: number): Promise<void> {
-    await this.disarm(routineId);
-    const wait = Math.max(0, at - this.now());
-    const timer = setTimeout(() => {
-      this.timers.delete(routineId);
-      if (wait > MAX_TIMEOUT_MS) void this.arm(routineId, at);
-      else void this.fire?.(routineId, at);
-    }, Math.min(wait, MAX_TIMEOUT_MS));
-    timer.unref();
-    this.timers.set(routineId, timer);
-  }
-
-  async disarm(routineId: string): Promise<void> {
-    clearTimeout(this.timers.get(routineId));
-    this.timers.delete(routineId);
-  }
-
-  async stop(): Promise<void> {
-    for (const timer of this.timers.values()) clearTimeout(timer);
-    this.timers.clear();
-  }
-}
-
-/** BullMQ delayed jobs on the Redis store: one per firing, its id the firing id (added twice, kept once). */
-export class BullMqTimers implements RoutineTimers {
-  readonly name = 'bullmq';
-  private queue: Queue | undefined;
-  private worker: Worker | undefined;
-
-  constructor(
-    private readonly url: string,
-    private readonly log: Logger,
-    private readonly now: () => number = Date.now,
-  ) {}
-
-  async start(fire: (routineId: string, at: number) => Promise<void>): Promise<void> {
-    const { Queue, Worker } = await import('bullmq');
-    const connection = { url: this.url, maxRetriesPerRequest: null };
-    this.queue = new Queue('pincer-routines', { connection });
-    this.worker = new Worker('pincer-routines', async (entry) => {
-      const { routineId, at } = entry.data as { routineId: string; at: number };
-      await fire(routineId, at);
-    }, { connection, concurrency: 4 });
-    this.worker.on('error', (error) => this.log.error({ err: error }, 'routine queue error'));
-    await this.worker.waitUntilReady();
-  }
-
-  async arm(routineId: string, at: number): Promise<void> {
-    await this.queue?.add('fire', { routineId, at }, { jobId: firingId(routineId, at), delay: Math.max(0, at - this.now()), removeOnComplete: true, removeOnFail: 100 });
-  }
-
-  async disarm(routineId: string): Promise<void> {
-    // A firing left in the queue finds its routine paused or gone and does nothing.
-    void routineId;
-  }
-
-  async stop(): Promise<void> {
-    await this.worker?.close();
-    await this.queue?.close();
-  }
-}
 
 /** The routines of a running bot. */
 export class RoutineScheduler {
@@ -116,13 +29,13 @@ export class RoutineScheduler {
     private readonly services: AgentServices,
     private readonly routines: RoutineStore,
     private readonly claims: FiringClaims,
-    private readonly timers: RoutineTimers,
+    private readonly timers: Timers,
     private readonly jobs: () => JobScheduler,
     private readonly now: () => number = Date.now,
   ) {}
 
   /** Which timers fire the routines. */
-  get timersName(): RoutineTimers['name'] {
+  get timersName(): Timers['name'] {
     return this.timers.name;
   }
 

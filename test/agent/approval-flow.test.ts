@@ -25,7 +25,7 @@ const DM = testDm(ADA.id);
 const stores: Store[] = [];
 const flows: ApprovalFlow[] = [];
 afterEach(async () => {
-  for (const flow of flows.splice(0)) flow.close();
+  for (const flow of flows.splice(0)) await flow.close();
   await Promise.all(stores.splice(0).map((store) => store.close()));
 });
 

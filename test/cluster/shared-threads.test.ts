@@ -12,7 +12,8 @@ import { parseConfig } from '../../src/config/load.js';
 import type { TestChannel } from '../support/test-channel.js';
 import { TestPlatform, testDm } from '../support/test-channel.js';
 import { echoAll } from '../support/app-rig.js';
-import { startFakeLlm, type FakeLlm } from '../fakes/llm/server.js';
+import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeResponder } from '../fakes/llm/server.js';
+import { threadKeyOf } from '../../src/channels/types.js';
 import { flushDb, redisDbUrl } from '../e2e/cluster-harness.js';
 
 const base = process.env.PINCER_TEST_REDIS_URL;
@@ -31,7 +32,8 @@ interface Instance {
   channel: TestChannel;
 }
 
-async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string): Promise<Instance> {
+async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string, agent: Record<string, unknown> = {}): Promise<Instance> {
+  // The approval test's fetch never runs (its question expires); the host is allowed so that it is asked.
   const dir = mkdtempSync(join(tmpdir(), `pincer-cluster-${id}-`));
   const config = parseConfig({
     dataDir: dir,
@@ -39,7 +41,8 @@ async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string): 
     owners: ['test:owner'],
     cluster: { instanceId: id, leaseTtlMs: 2_000 },
     llm: { baseUrl: llm.url, model: 'fake-model', maxRetries: 0, stream: false },
-    agent: { shutdownTimeoutMs: 3_000 },
+    agent: { shutdownTimeoutMs: 3_000, ...agent },
+    tools: { http: { allowHosts: ['127.0.0.1'] } },
   });
   let channel: TestChannel | undefined;
   const app = await createApp({ config, channels: [{ name: 'test', create: (deps) => (channel = platform.createChannel(deps)) }] });
@@ -52,12 +55,12 @@ async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string): 
 }
 
 /** Two instances, a and b, on an emptied database, one test platform and one recording model. */
-async function startPair(): Promise<{ llm: FakeLlm; platform: TestPlatform; a: Instance; b: Instance }> {
+async function startPair(responder: FakeResponder = echoAll, agent: Record<string, unknown> = {}): Promise<{ llm: FakeLlm; platform: TestPlatform; a: Instance; b: Instance }> {
   await flushDb(redisUrl());
-  const llm = await startFakeLlm({ responder: echoAll, record: true });
+  const llm = await startFakeLlm({ responder, record: true });
   cleanups.push(() => llm.close());
   const platform = new TestPlatform();
-  return { llm, platform, a: await startInstance(platform, llm, 'a'), b: await startInstance(platform, llm, 'b') };
+  return { llm, platform, a: await startInstance(platform, llm, 'a', agent), b: await startInstance(platform, llm, 'b', agent) };
 }
 
 async function waitFor(check: () => boolean, what: () => string, timeoutMs = 20_000): Promise<void> {
@@ -103,6 +106,27 @@ describe.skipIf(!base)(`threads shared by two instances on Redis${skip}`, () => 
     b.channel.userMessage({ chat: testDm('user-2'), sender: { id: 'user-2', name: 'Two' }, text: 'after' });
     await waitFor(() => platform.messagesIn(testDm('user-2')).length > 0, () => 'the second answer');
     expect(toolsOfLast()).not.toContain('http_fetch');
+  }, 60_000);
+
+  it('an approval asked by an instance that then stops expires on the other, once', async () => {
+    // The tool's answer is the expiry's refusal; the page is never fetched.
+    const responder: FakeResponder = (request) =>
+      request.messages.at(-1)!.role === 'tool'
+        ? textReply(`after the question: ${String(request.messages.at(-1)!.content).slice(0, 80)}`)
+        : toolCallReply([{ name: 'http_fetch', arguments: { url: 'http://127.0.0.1:9/never' } }]);
+    const { platform, a, b } = await startPair(responder, { approvalTimeoutMs: 2_500 });
+    const chat = testDm('user-3');
+    a.channel.userMessage({ chat, sender: { id: 'user-3', name: 'Three' }, text: 'fetch it' });
+    await waitFor(() => platform.approvals.length > 0, () => `the approval prompt; got ${JSON.stringify(platform.messagesIn(chat).map((sent) => sent.text))}`);
+    const thread = threadKeyOf(chat);
+    const [asker, other] = a.app.services.cluster!.threads.holds(thread) ? [a, b] : [b, a];
+    // The asker goes away while its question waits; the other instance was running all along.
+    await asker.app.stop('test: the asker leaves');
+    await waitFor(() => platform.approvals[0]!.state === 'resolved', () => `the expiry; prompt ${JSON.stringify(platform.approvals[0])}`, 15_000);
+    await waitFor(() => platform.messagesIn(chat).some((sent) => sent.text.startsWith('after the question')), () => `the answer after the expiry; got ${JSON.stringify(platform.messagesIn(chat).map((sent) => sent.text))}`, 15_000);
+    await other.app.runtime.idle();
+    expect(platform.approvals[0]!.outcome).toMatchObject({ decision: 'expired' });
+    expect(platform.messagesIn(chat).filter((sent) => sent.text.startsWith('after the question'))).toHaveLength(1);
   }, 60_000);
 });
 
