@@ -20,6 +20,7 @@ import { JobStore } from './jobs/job-store.js';
 import { McpServerSource } from './mcp/server-source.js';
 import { isRedisUrl } from './store/url.js';
 import { ClusterNode, instanceIdOf } from './cluster/node.js';
+import { RedisRateLimiter } from './cluster/rate-limits.js';
 import { RedisElection } from './cluster/redis-election.js';
 import { RedisThreadStorage } from './cluster/thread-storage.js';
 import { ClusterThreads } from './cluster/threads.js';
@@ -120,6 +121,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     log,
     audit,
     config: { toolConcurrency: config.agent.toolConcurrency, maxOutputChars: config.tools.maxOutputChars },
+    // Tools' rate limits hold for the bot as a whole, not per instance.
+    ...(cluster ? { rateLimiter: new RedisRateLimiter(cluster.node.redis) } : {}),
   });
   const providerOptions = { logger: log, redact: (text: string) => redactor.redact(text) };
   const provider = options.provider ?? new OpenAiProvider(config.llm, providerOptions);

@@ -9,7 +9,10 @@ export interface Refusal {
 }
 
 /** The rate window: messages of the last minute count. */
-const WINDOW_MS = 60_000;
+export const RATE_WINDOW_MS = 60_000;
+/** A sender over the rate is told at most once in this long. */
+export const RATE_NOTICE_EVERY_MS = 10_000;
+const WINDOW_MS = RATE_WINDOW_MS;
 
 /** How often users whose window has emptied are forgotten. */
 const SWEEP_EVERY_MS = 10_000;
@@ -45,27 +48,31 @@ export class InboundLimiter {
    * whether to send it.
    */
   check(userId: string, text: string): { refusal: Refusal; notify: boolean } | undefined {
-    if (text.length > this.maxChars) {
-      return {
-        refusal: { text: `Your message is ${text.length.toLocaleString('en-US')} characters long; the limit is ${this.maxChars.toLocaleString('en-US')}. It was not processed: please shorten it or split it up.` },
-        notify: true,
-      };
-    }
+    const oversized = this.checkSize(text);
+    if (oversized) return oversized;
     const now = this.now();
     this.sweep(now);
     const stored = this.windows.get(userId);
     const recent = (stored === undefined ? [] : typeof stored === 'number' ? [stored] : stored).filter((time) => now - time < WINDOW_MS);
     if (recent.length >= this.perMinute) {
       this.windows.set(userId, recent);
-      const wait = Math.ceil((WINDOW_MS - (now - recent[0]!)) / 1000);
       const lastWarned = this.warned.get(userId) ?? 0;
-      const notify = now - lastWarned > 10_000;
+      const notify = now - lastWarned > RATE_NOTICE_EVERY_MS;
       if (notify) this.warned.set(userId, now);
-      return { refusal: { text: `You are sending messages faster than ${this.perMinute} a minute, so this one was not processed. Please wait ${wait} s and send it again.` }, notify };
+      return { refusal: rateRefusal(this.perMinute, WINDOW_MS - (now - recent[0]!)), notify };
     }
     recent.push(now);
     this.windows.set(userId, recent.length === 1 ? now : recent);
     return undefined;
+  }
+
+  /** Checks the size alone (where the rate is counted elsewhere, as in Redis for several instances). */
+  checkSize(text: string): { refusal: Refusal; notify: true } | undefined {
+    if (text.length <= this.maxChars) return undefined;
+    return {
+      refusal: { text: `Your message is ${text.length.toLocaleString('en-US')} characters long; the limit is ${this.maxChars.toLocaleString('en-US')}. It was not processed: please shorten it or split it up.` },
+      notify: true,
+    };
   }
 
   /** Forgets users whose window has emptied: the maps hold the last minute's users, not everyone ever seen. */
@@ -78,4 +85,10 @@ export class InboundLimiter {
     }
     for (const [userId, time] of this.warned) if (now - time >= WINDOW_MS) this.warned.delete(userId);
   }
+}
+
+/** What a sender over the rate is told, with how long until a message would be taken. */
+export function rateRefusal(perMinute: number, waitMs: number): Refusal {
+  const wait = Math.max(1, Math.ceil(waitMs / 1000));
+  return { text: `You are sending messages faster than ${perMinute} a minute, so this one was not processed. Please wait ${wait} s and send it again.` };
 }

@@ -11,13 +11,13 @@ import { ApprovalFlow } from './approval-flow.js';
 import { CommandHandler } from './commands.js';
 import { textCommand } from './command-table.js';
 import { fromQueued, keepInInbox } from './inbox.js';
-import { InboundLimiter } from './inbound-limits.js';
+import { InboundLimiter, rateRefusal } from './inbound-limits.js';
 import { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
 import { jobEngineFor } from '../jobs/engine.js';
 import { RoutineScheduler } from '../routines/scheduler.js';
 import { timersFor } from '../store/timers.js';
-import type { ClusterThreads } from '../cluster/threads.js';
+import type { ClusterThreads, Intake } from '../cluster/threads.js';
 import { jobIdOfThread } from '../jobs/job-runs.js';
 import { JobScheduler } from '../jobs/scheduler.js';
 import { ThreadRunner, type RunnerContext, type StopResult } from './thread-runner.js';
@@ -335,14 +335,16 @@ export class Runtime {
       this.track(this.keepAsContext(key, event));
       return false;
     }
-    const limited = this.limiter.check(qualifiedUserId(event.chat.channel, event.sender.id), event.text);
+    const userId = qualifiedUserId(event.chat.channel, event.sender.id);
+    // Shared threads count the sender's rate in Redis, for all instances at once.
+    const limited = this.cluster ? this.limiter.checkSize(event.text) : this.limiter.check(userId, event.text);
     if (limited) {
       if (limited.notify) this.track(this.services.outbox.send(event.chat, limited.refusal.text));
       return false;
     }
     if (this.cluster) {
       // Durable first; every instance then hears of it, and the thread's holder (or the first free one) reads it.
-      this.track(this.cluster.intake(event).finally(() => acknowledge(event)));
+      this.track(this.intakeShared(this.cluster, event, userId));
       return true;
     }
     const runner = this.runnerFor(key, event.chat);
@@ -352,6 +354,18 @@ export class Runtime {
     }
     runner.accept(event);
     return false;
+  }
+
+  /** Puts a message in its shared thread's inbox, then acknowledges it; a sender over the rate is told (once in a while). */
+  private async intakeShared(cluster: ClusterThreads, event: InboundMessage, userId: string): Promise<void> {
+    const perMinute = this.services.config.agent.userMessagesPerMinute;
+    let intake: Intake;
+    try {
+      intake = await cluster.intake(event, { userId, perMinute });
+    } finally {
+      acknowledge(event);
+    }
+    if (intake.kind === 'limited' && intake.notify) await this.services.outbox.send(event.chat, rateRefusal(perMinute, intake.retryAfterMs).text);
   }
 
   private isAddressed(event: InboundMessage): boolean {

@@ -10,8 +10,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { InboundMessage } from '../channels/types.js';
 import { threadKeyOf } from '../channels/types.js';
 import { toQueued } from '../agent/inbox.js';
+import { RATE_NOTICE_EVERY_MS, RATE_WINDOW_MS } from '../agent/inbound-limits.js';
 import type { Logger } from '../log.js';
 import { CLUSTER_PREFIX, type ClusterNode, type HeldLease } from './node.js';
+import { REDIS_NOW_MS } from './rate-limits.js';
 import { leaseNameOf, threadKeys, type InboxEntry, type LeaseHolder } from './thread-storage.js';
 
 /** Threads with work not finished by a lease holder. */
@@ -21,12 +23,41 @@ const BUSY_DELAY_MS = 20;
 /** How long a platform message id is remembered against duplicates (a redelivery comes within minutes). */
 const SEEN_TTL_SECONDS = 24 * 60 * 60;
 
-/** Puts an entry in KEYS[2] unless KEYS[1] (its message id) was seen; the thread joins the open set KEYS[3]. */
+/**
+ * Puts an entry in KEYS[2] unless KEYS[1] (its message id) was seen, or its
+ * sender's messages of the last ARGV[5] ms (the sorted set KEYS[4]) reach
+ * ARGV[4] (0: no limit); the thread joins the open set KEYS[3]. Returns {1}
+ * added, {0} seen, or {-1, wait ms, 1 when the sender is to be told (KEYS[5]
+ * marks that for ARGV[6] ms)}.
+ */
 const INTAKE = `
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return 0 end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return {0} end
+local limit = tonumber(ARGV[4])
+if limit > 0 then
+  ${REDIS_NOW_MS}
+  local window = tonumber(ARGV[5])
+  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - window)
+  if redis.call('ZCARD', KEYS[4]) >= limit then
+    local oldest = tonumber(redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')[2])
+    local tell = redis.call('SET', KEYS[5], '1', 'NX', 'PX', ARGV[6]) and 1 or 0
+    return {-1, oldest + window - now, tell}
+  end
+  redis.call('ZADD', KEYS[4], now, ARGV[7])
+  redis.call('PEXPIRE', KEYS[4], window)
+end
 redis.call('RPUSH', KEYS[2], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[3])
-return 1`;
+return {1}`;
+
+/** How a message fared at intake. */
+export type Intake = { kind: 'added' } | { kind: 'seen' } | { kind: 'limited'; retryAfterMs: number; notify: boolean };
+
+/** A sender's rate limit, counted in Redis for the whole bot. */
+export interface IntakeRate {
+  /** The sender, qualified by channel. */
+  userId: string;
+  perMinute: number;
+}
 
 /** Gives the lease KEYS[1] back when ARGV[1] holds it and the inbox KEYS[2] is empty: 1 given back, 0 inbox not empty, -1 not held. */
 const RELEASE = `
@@ -98,16 +129,22 @@ export class ClusterThreads implements LeaseHolder {
   }
 
   /**
-   * Keeps an accepted message in its thread's durable inbox. False when the
-   * message was seen before (a redelivery, or another instance got it too).
+   * Keeps an accepted message in its thread's durable inbox: not when it was
+   * seen before (a redelivery, or another instance got it too), nor when its
+   * sender is over `rate` (counted for all instances at once).
    */
-  async intake(message: InboundMessage): Promise<boolean> {
+  async intake(message: InboundMessage, rate?: IntakeRate): Promise<Intake> {
     const thread = threadKeyOf(message.chat);
     const entry: InboxEntry = { chat: message.chat, message: toQueued(message) };
     const seen = `${CLUSTER_PREFIX}seen:${thread}:${message.messageId}`;
-    const added = (await this.node.redis.eval(INTAKE, 3, seen, threadKeys(thread).inbox, OPEN, SEEN_TTL_SECONDS, JSON.stringify(entry), thread)) === 1;
-    if (added) await this.node.publish({ type: 'poke', thread });
-    return added;
+    const sender = `${CLUSTER_PREFIX}rate:in:${rate?.userId ?? ''}`;
+    const keys = [seen, threadKeys(thread).inbox, OPEN, sender, `${sender}:told`];
+    const args = [SEEN_TTL_SECONDS, JSON.stringify(entry), thread, rate?.perMinute ?? 0, RATE_WINDOW_MS, RATE_NOTICE_EVERY_MS, `${thread}:${message.messageId}`];
+    const [outcome, wait, tell] = (await this.node.redis.eval(INTAKE, keys.length, ...keys, ...args)) as [number, number?, number?];
+    if (outcome === 0) return { kind: 'seen' };
+    if (outcome === -1) return { kind: 'limited', retryAfterMs: Number(wait), notify: tell === 1 };
+    await this.node.publish({ type: 'poke', thread });
+    return { kind: 'added' };
   }
 
   /** Takes the thread if no instance holds it, or reads its new inbox entries if this one does. */

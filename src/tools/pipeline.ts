@@ -47,6 +47,8 @@ export interface ToolPipelineDeps {
   now?: () => number;
   /** Where audit records go; by default an audit log in `store`. */
   audit?: AuditLog;
+  /** Counts calls against tools' rate limits; by default in memory (Redis when instances share one). */
+  rateLimiter?: RateLimiter;
 }
 
 /** Characters of arguments kept in an audit record. */
@@ -94,7 +96,7 @@ class CallRunner implements PipelineCore {
     this.concurrency = deps.config.toolConcurrency;
     this.now = deps.now ?? Date.now;
     this.audit = deps.audit ?? createAuditLog(deps.store, { log: deps.log });
-    this.limiter = createRateLimiter(this.now);
+    this.limiter = deps.rateLimiter ?? createRateLimiter(this.now);
     this.sanitize = { maxChars: deps.config.maxOutputChars, redactor: deps.redactor };
   }
 
@@ -116,7 +118,7 @@ class CallRunner implements PipelineCore {
     const { call, entry } = prepared;
     const trace: Trace = { call, ctx, started: prepared.started, args: this.auditArgs(prepared.params, entry.tool) };
     return this.guarded(trace, async () => {
-      const refusal = this.gate(trace, entry.tool, options);
+      const refusal = await this.gate(trace, entry.tool, options);
       if (refusal) return refusal;
       const hooked = await runBeforeHooks(this.deps.hooks ?? [], call, prepared.params, ctx, entry.tool.sensitiveParams);
       if (!hooked.ok) {
@@ -159,7 +161,7 @@ class CallRunner implements PipelineCore {
   }
 
   /** What stops a call right before it starts: beforeStart, a stopped turn, the rate limit. */
-  private gate(trace: Trace, tool: Tool, options: RunOptions): Promise<CallResult> | undefined {
+  private async gate(trace: Trace, tool: Tool, options: RunOptions): Promise<CallResult | undefined> {
     const { call, ctx } = trace;
     const skipped = options.beforeStart?.(call);
     if (skipped !== undefined) return this.finish(trace, 'skipped', skipped);
@@ -167,7 +169,7 @@ class CallRunner implements PipelineCore {
       return this.finish(trace, 'skipped', `Error: the call to "${call.name}" did not run because the turn was stopped.`);
     }
     if (!tool.rateLimit) return undefined;
-    const limited = this.limiter.take(`${ctx.userId}\u0000${tool.name}`, tool.rateLimit);
+    const limited = await this.limiter.take(`${ctx.userId}\u0000${tool.name}`, tool.rateLimit);
     return limited.ok ? undefined : this.fail(trace, 'error', rateLimitMessage(tool.name, limited));
   }
 

@@ -108,6 +108,22 @@ describe.skipIf(!base)(`threads shared by two instances on Redis${skip}`, () => 
     expect(toolsOfLast()).not.toContain('http_fetch');
   }, 60_000);
 
+  it("counts a sender's messages on every instance against one rate limit", async () => {
+    const { platform, a, b } = await startPair(echoAll, { userMessagesPerMinute: 3 });
+    const chat = testDm('user-4');
+    for (let m = 0; m < 6; m += 1) {
+      (m % 2 === 0 ? a : b).channel.userMessage({ chat, sender: { id: 'user-4', name: 'Four' }, text: `r${m}` });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const texts = () => platform.messagesIn(chat).map((sent) => sent.text);
+    const echoed = () => texts().flatMap((text) => [...text.matchAll(/r\d/g)].map((match) => match[0]));
+    await waitFor(() => echoed().length >= 3 && texts().some((text) => text.includes('faster than 3 a minute')), () => `three answers and a refusal; got ${JSON.stringify(texts())}`);
+    await Promise.all([a.app.runtime.idle(), b.app.runtime.idle()]);
+    // Each instance saw three; only the first three of the six were taken, and the sender was told once.
+    expect(echoed()).toEqual(['r0', 'r1', 'r2']);
+    expect(texts().filter((text) => text.includes('faster than 3 a minute'))).toHaveLength(1);
+  }, 60_000);
+
   it('an approval asked by an instance that then stops expires on the other, once', async () => {
     // The tool's answer is the expiry's refusal; the page is never fetched.
     const responder: FakeResponder = (request) =>

@@ -1,6 +1,7 @@
 /**
  * Per-user, per-tool call limits over sliding windows of a minute and an hour,
- * kept in memory (a restart forgives everyone, which is fine for abuse limits).
+ * kept in memory (a restart forgives everyone, which is fine for abuse limits);
+ * instances sharing a Redis store count in Redis instead (cluster/rate-limits.ts).
  */
 import type { ToolRateLimit } from '../types.js';
 
@@ -13,6 +14,11 @@ export type RateLimitOutcome = { ok: true } | { ok: false; retryAfterMs: number;
 /** Counts calls; see {@link createRateLimiter}. */
 export interface RateLimiter {
   /** Records a call for `key` if `limit` allows it. */
+  take(key: string, limit: ToolRateLimit): RateLimitOutcome | Promise<RateLimitOutcome>;
+}
+
+/** The in-memory limiter, which answers at once. */
+export interface MemoryRateLimiter extends RateLimiter {
   take(key: string, limit: ToolRateLimit): RateLimitOutcome;
 }
 
@@ -20,7 +26,7 @@ export interface RateLimiter {
 const SWEEP_AT_KEYS = 10_000;
 
 /** Creates an in-memory rate limiter. */
-export function createRateLimiter(now: () => number = Date.now): RateLimiter {
+export function createRateLimiter(now: () => number = Date.now): MemoryRateLimiter {
   const calls = new Map<string, number[]>();
   return {
     take(key, limit) {

@@ -1,0 +1,50 @@
+/**
+ * Tools' rate limits counted in Redis: two instances (two connections) share
+ * one count, and a refusal says how long to wait, as the in-memory limiter does.
+ */
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RedisRateLimiter } from '../../src/cluster/rate-limits.js';
+import { flushDb, redisDbUrl } from '../e2e/cluster-harness.js';
+
+const base = process.env.PINCER_TEST_REDIS_URL;
+const skip = base ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)';
+/** Database 8 of the test Redis: this suite's own. */
+const url = () => redisDbUrl(base!, 8);
+
+const connections: Redis[] = [];
+afterEach(async () => {
+  await Promise.all(connections.splice(0).map((redis) => redis.quit()));
+});
+
+async function twoLimiters(): Promise<[RedisRateLimiter, RedisRateLimiter]> {
+  await flushDb(url());
+  const [a, b] = [new Redis(url()), new Redis(url())];
+  connections.push(a, b);
+  return [new RedisRateLimiter(a), new RedisRateLimiter(b)];
+}
+
+describe.skipIf(!base)(`tool rate limits on Redis${skip}`, () => {
+  it('counts the calls of every instance against one limit per minute', async () => {
+    const [a, b] = await twoLimiters();
+    const limit = { perMinute: 3 };
+    const outcomes = [await a.take('u1\u0000fetch', limit), await b.take('u1\u0000fetch', limit), await a.take('u1\u0000fetch', limit), await b.take('u1\u0000fetch', limit)];
+    expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, true, true, false]);
+    const refused = outcomes[3]!;
+    if (refused.ok) throw new Error('expected a refusal');
+    expect(refused).toMatchObject({ limit: 3, window: 'minute' });
+    expect(refused.retryAfterMs).toBeGreaterThan(55_000);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(60_000);
+    // Another user, or another tool, has a count of its own.
+    expect(await b.take('u2\u0000fetch', limit)).toEqual({ ok: true });
+    expect(await b.take('u1\u0000shell', limit)).toEqual({ ok: true });
+  });
+
+  it('applies the hourly limit when the minute allows the call', async () => {
+    const [a, b] = await twoLimiters();
+    const limit = { perMinute: 10, perHour: 2 };
+    expect((await a.take('u1\u0000fetch', limit)).ok).toBe(true);
+    expect((await b.take('u1\u0000fetch', limit)).ok).toBe(true);
+    expect(await a.take('u1\u0000fetch', limit)).toMatchObject({ ok: false, limit: 2, window: 'hour' });
+  });
+});
