@@ -191,6 +191,16 @@ export class ClusterThreads implements LeaseHolder {
     this.host.forget(thread);
   }
 
+  /** Messages waiting in the shared inboxes (of every instance), and the threads with work not finished. */
+  async backlog(): Promise<{ messages: number; threads: number }> {
+    const open = await this.node.redis.smembers(OPEN);
+    if (!open.length) return { messages: 0, threads: 0 };
+    const pipeline = this.node.redis.pipeline();
+    for (const thread of open) pipeline.llen(threadKeys(thread).inbox);
+    const lengths = (await pipeline.exec()) ?? [];
+    return { messages: lengths.reduce((sum, [, length]) => sum + Number(length ?? 0), 0), threads: open.length };
+  }
+
   holderOf(thread: string): string | undefined {
     return this.held.get(thread)?.lease.holder;
   }

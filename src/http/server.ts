@@ -9,7 +9,8 @@
  * - `GET /metrics`: Prometheus text (prom-client) of the agent's events: turns
  *   and their duration, model requests with errors, latency, tokens and cost,
  *   tool calls by tool and outcome, approvals by outcome, messages in and out
- *   by channel, queued messages, active threads, jobs by state.
+ *   by channel, queued messages, active threads, jobs by state; with several
+ *   instances on Redis, the shared inboxes' depth and open threads.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -56,6 +57,26 @@ export function createMetrics(services: AgentServices, runtime: Runtime): Regist
       this.set(runtime.health().queuedMessages);
     },
   });
+  const shared = services.cluster?.threads;
+  if (shared) {
+    // The bot's whole backlog on Redis, the same on every instance (pincer_queued_messages is this instance's share).
+    new Gauge({
+      name: 'pincer_inbox_messages',
+      help: 'Messages in the shared per-thread inboxes on Redis, waiting for their thread (all instances)',
+      registers: [registry],
+      async collect() {
+        this.set((await shared.backlog()).messages);
+      },
+    });
+    new Gauge({
+      name: 'pincer_open_threads',
+      help: 'Threads with work not finished on Redis (all instances)',
+      registers: [registry],
+      async collect() {
+        this.set((await shared.backlog()).threads);
+      },
+    });
+  }
   new Gauge({
     name: 'pincer_jobs',
     help: 'Background jobs, by state',

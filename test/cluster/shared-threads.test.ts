@@ -11,7 +11,8 @@ import { createApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { TestChannel } from '../support/test-channel.js';
 import { TestPlatform, testDm } from '../support/test-channel.js';
-import { echoAll } from '../support/app-rig.js';
+import { echoAll, HeldModel } from '../support/app-rig.js';
+import { createMetrics } from '../../src/http/server.js';
 import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeResponder } from '../fakes/llm/server.js';
 import { threadKeyOf } from '../../src/channels/types.js';
 import { flushDb, redisDbUrl } from '../e2e/cluster-harness.js';
@@ -122,6 +123,36 @@ describe.skipIf(!base)(`threads shared by two instances on Redis${skip}`, () => 
     // Each instance saw three; only the first three of the six were taken, and the sender was told once.
     expect(echoed()).toEqual(['r0', 'r1', 'r2']);
     expect(texts().filter((text) => text.includes('faster than 3 a minute'))).toHaveLength(1);
+  }, 60_000);
+
+  it('reports the shared inboxes in /metrics, the same on every instance', async () => {
+    const held = new HeldModel();
+    const { platform, a, b } = await startPair(held.respond);
+    const chat = testDm('user-5');
+    const say = (via: Instance, text: string) => via.channel.userMessage({ chat, sender: { id: 'user-5', name: 'Five' }, text });
+    const gauge = async (instance: Instance, name: string) => {
+      const text = await createMetrics(instance.app.services, instance.app.runtime).metrics();
+      return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
+    };
+    say(a, 'first');
+    await waitFor(() => held.waiting === 1, () => 'the first turn');
+    // The turn is held: what comes next waits in the thread's inbox on Redis.
+    say(b, 'second');
+    say(a, 'third');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (const instance of [a, b]) {
+      expect(await gauge(instance, 'pincer_inbox_messages')).toBeGreaterThanOrEqual(2);
+      expect(await gauge(instance, 'pincer_open_threads')).toBe(1);
+    }
+    held.releaseAll();
+    await waitFor(() => {
+      held.releaseAll();
+      return platform.messagesIn(chat).some((sent) => sent.text.includes('third'));
+    }, () => 'the answers');
+    await Promise.all([a.app.runtime.idle(), b.app.runtime.idle()]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await gauge(b, 'pincer_inbox_messages')).toBe(0);
+    expect(await gauge(b, 'pincer_open_threads')).toBe(0);
   }, 60_000);
 
   it('an approval asked by an instance that then stops expires on the other, once', async () => {
