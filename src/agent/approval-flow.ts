@@ -39,6 +39,8 @@ export class ApprovalFlow {
   private readonly book: ApprovalBook;
   private closed = false;
   private timersStarted: Promise<void> | undefined;
+  /** Expiries being armed: shutdown lets them finish, so that a question asked just before it still expires. */
+  private readonly arming = new Set<Promise<void>>();
 
   /**
    * @param resume hands each ended question to its waiting work
@@ -64,6 +66,7 @@ export class ApprovalFlow {
   /** Stops the expiry timers here (shutdown); the questions stay open, and delayed jobs wait in Redis. */
   async close(): Promise<void> {
     this.closed = true;
+    await Promise.allSettled(this.arming);
     await this.timersStarted?.catch(() => undefined);
     await this.timers.stop();
   }
@@ -74,20 +77,20 @@ export class ApprovalFlow {
   }
 
   /**
-   * Asks: the question is persisted, then its prompt shown, then its expiry
-   * armed. False when the prompt could not be shown; the question is then
+   * Asks: the question is persisted, its expiry armed, then its prompt shown
+   * (so that no prompt is ever out without an expiry, whenever the process
+   * dies). False when the prompt could not be shown; the question is then
    * cancelled (nobody could answer it) and the caller says so.
    */
   async ask(approval: PendingApproval): Promise<boolean> {
     this.services.log.info({ thread: approval.threadKey, tool: subjectOf(approval), deferred: approval.deferred.length }, 'approval requested');
     await this.book.create(approval);
     this.services.events.emit('approval', { thread: approval.threadKey, tool: subjectOf(approval), status: 'requested' });
+    await this.armExpiry(approval);
     const shown = await this.book.showPrompt(approval.id, () => this.services.outbox.sendApproval(approval.chat, promptOf(approval)));
-    if (shown) {
-      await this.armExpiry(approval);
-      return true;
-    }
+    if (shown) return true;
     await this.book.end(approval.id, 'cancelled');
+    void this.disarm(approval.id);
     this.services.events.emit('approval', { thread: approval.threadKey, tool: subjectOf(approval), status: 'cancelled' });
     return false;
   }
@@ -188,13 +191,16 @@ export class ApprovalFlow {
 
   private async armExpiry(approval: PendingApproval): Promise<void> {
     if (this.closed) return;
-    try {
+    const arming = (async () => {
       await this.startTimers();
       await this.timers.arm(approval.id, approval.expiresAt);
-    } catch (error) {
+    })().catch((error: unknown) => {
       // The question stays open: the next start re-arms it, and a press still answers it.
       this.services.log.error({ err: error, thread: approval.threadKey }, 'approval expiry not armed');
-    }
+    });
+    this.arming.add(arming);
+    await arming;
+    this.arming.delete(arming);
   }
 
   private disarm(id: string): Promise<void> {
