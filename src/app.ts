@@ -19,6 +19,7 @@ import { startOpsServer, type OpsServer } from './http/server.js';
 import { JobStore } from './jobs/job-store.js';
 import { McpServerSource } from './mcp/server-source.js';
 import { isRedisUrl } from './store/url.js';
+import { ClusterMembers } from './cluster/members.js';
 import { ClusterNode, instanceIdOf } from './cluster/node.js';
 import { RedisRateLimiter } from './cluster/rate-limits.js';
 import { RedisElection } from './cluster/redis-election.js';
@@ -128,6 +129,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const provider = options.provider ?? new OpenAiProvider(config.llm, providerOptions);
   const models = new ModelCatalog(config.llm, provider, providerOptions);
 
+  // The live instances, counted so that Discord's shards are shared out evenly.
+  const members = cluster ? new ClusterMembers(cluster.node, log) : undefined;
+  await members?.join();
   const channelDeps = (name: string): ChannelDeps => {
     const state = store.namespace(`channel-state:${name}`, z.unknown());
     return {
@@ -136,7 +140,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       completions: (source) => (source === 'tool' ? registry.names() : source === 'model' ? models.list().map((choice) => choice.name) : []),
       state: { get: (key) => state.get(key), set: (key, value, ttlMs) => state.set(key, value, ttlMs) },
       acknowledges: true,
-      ...(cluster ? { election: new RedisElection(cluster.node, log.child({ channel: name })) } : {}),
+      ...(cluster ? { election: new RedisElection(cluster.node, log.child({ channel: name }), members) } : {}),
     };
   };
   const factories = options.channels ?? (await configuredChannels(config));
@@ -188,6 +192,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     await services.journal.durable();
     // Threads held here go back at once: the other instances need not wait for the leases to lapse.
     await cluster?.threads.close();
+    await members?.leave();
     cluster?.node.close();
     await store.close();
   };

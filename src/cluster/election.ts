@@ -1,7 +1,8 @@
 /**
  * One holder among the instances for a named duty (Telegram's long poll: a
- * second poller would get 409 from Telegram). On one process, there is no one
- * to compete with: {@link soleElection} grants every campaign at once.
+ * second poller would get 409 from Telegram; each of Discord's shards). On one
+ * process, there is no one to compete with: {@link soleElection} grants every
+ * campaign at once.
  */
 
 /** A duty held by this instance until `lost` aborts or it resigns. */
@@ -19,6 +20,11 @@ export interface Election {
    * rejects with the signal's reason when `signal` aborts first.
    */
   campaign(duty: string, signal: AbortSignal): Promise<Leadership>;
+  /**
+   * How many instances are alive, this one included, for sharing out duties
+   * that come in numbers (Discord's shards). Absent: this process alone.
+   */
+  peers?(): Promise<number>;
 }
 
 /** The election of a single process: it always wins, and never loses. */
@@ -27,4 +33,5 @@ export const soleElection: Election = {
     if (signal.aborted) return Promise.reject(signal.reason as Error);
     return Promise.resolve({ lost: new AbortController().signal, resign: () => Promise.resolve() });
   },
+  peers: () => Promise.resolve(1),
 };

@@ -261,6 +261,8 @@ export const TelegramConfigSchema = z.strictObject({
 export const DiscordConfigSchema = z.strictObject({
   token: z.string().optional(),
   apiUrl: httpUrl().optional(),
+  // Gateway shards; unset: the count Discord recommends. Several instances share them out.
+  shardCount: z.number().int().positive().optional(),
   commandGuildIds: ids,
   allowedGuilds: ids,
   allowedChannels: ids,

@@ -2,9 +2,16 @@
  * The Discord channel: a discord.js gateway client whose messages and
  * interactions are pushed, normalised, into one event stream, and whose
  * replies, edits, typing and approval prompts go out through REST.
+ *
+ * On one process, one client runs every gateway shard. In a cluster (an
+ * election is given), the shards are shared out among the instances
+ * (shard-duties.ts): each shard this instance holds runs a client of its own,
+ * feeding the same event stream, and a client that is not on the gateway sends
+ * for all of them, so that an instance holding no shard still sends.
  */
 import type { APIApplicationCommandOption, Client, Interaction, Message, RepliableInteraction } from 'discord.js';
 import { Events } from 'discord.js';
+import { soleElection, type Election } from '../../cluster/election.js';
 import { ChannelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { openDmWarning, type Allowlists } from '../access.js';
@@ -35,6 +42,8 @@ import { resolveDiscordOptions, type DiscordChannelOptions, type ResolvedDiscord
 import { DiscordOutbound } from './outbound.js';
 import { DISCORD_MESSAGE_LIMIT, renderParts } from './render.js';
 import { InteractionResponder } from './responder.js';
+import { applicationIdOf, shardCountOf } from './rest-login.js';
+import { ShardDuties } from './shard-duties.js';
 
 /** Discord's limits, for the agent's pacing. */
 export const DISCORD_CAPABILITIES: ChannelCapabilities = {
@@ -55,7 +64,11 @@ export const DISCORD_CAPABILITIES: ChannelCapabilities = {
 export class DiscordChannel implements Channel {
   readonly name = 'discord';
   readonly capabilities = DISCORD_CAPABILITIES;
+  /** On one process the gateway client; in a cluster, a client only for REST. */
   private readonly client: Client;
+  /** In a cluster only: the election that shares the gateway shards out among the instances. */
+  private readonly election: Election | undefined;
+  private duties: ShardDuties | undefined;
   private readonly queue = new EventQueue<InboundEvent>();
   private readonly outbound: DiscordOutbound;
   private readonly log: Logger;
@@ -73,8 +86,9 @@ export class DiscordChannel implements Channel {
   ) {
     this.log = deps.log.child({ channel: 'discord' });
     this.options = resolveDiscordOptions(options);
+    this.election = deps.election === soleElection ? undefined : deps.election;
     this.client = createDiscordClient(config);
-    this.outbound = new DiscordOutbound(this.client, this.log);
+    this.outbound = new DiscordOutbound(this.client, this.log, this.election !== undefined);
     this.commands = buildSlashCommands(deps.commands, this.log);
     this.allowlists = discordAllowlists(config, this.options.owners);
     this.interactionContext = {
@@ -88,31 +102,38 @@ export class DiscordChannel implements Channel {
       emit: (event) => this.queue.push(event),
       log: this.log,
     };
-    this.listen();
+    if (!this.election) this.listen(this.client);
   }
 
-  /** Connects to the gateway, then registers the slash commands. */
+  /**
+   * Connects to the gateway (in a cluster: checks the token and campaigns for
+   * shards in the background), then registers the slash commands.
+   */
   async start(): Promise<void> {
     const token = this.config.token;
     if (!token) throw new ChannelError('discord', 'no bot token configured (set DISCORD_BOT_TOKEN)');
-    await connectClient(this.client, token, this.options.readyTimeoutMs);
-    this.log.info({ user: this.client.user?.tag, guilds: this.client.guilds.cache.size }, 'connected to Discord');
+    const applicationId = this.election ? await this.startShards(token, this.election) : await this.connect(token);
     const openDms = openDmWarning(this.allowlists);
     if (openDms) this.log.warn(openDms);
-    const applicationId = this.client.application?.id ?? this.client.user?.id;
     if (applicationId) {
       await registerCommands(this.client.rest, applicationId, this.config.commandGuildIds, this.commands, this.log);
     }
   }
 
-  /** Disconnects and ends the event stream. */
+  /** Disconnects (in a cluster: gives the shards back) and ends the event stream. */
   async stop(): Promise<void> {
     if (this.stopped) return;
     this.stopped = true;
     for (const responder of this.responders) responder.dispose();
     this.responders.clear();
+    await this.duties?.stop();
     await this.client.destroy();
     this.queue.close();
+  }
+
+  /** The gateway shards this instance runs: all of them on one process, its share in a cluster. */
+  shards(): number[] {
+    return this.duties ? this.duties.shards() : [...this.client.ws.shards.keys()];
   }
 
   /** Messages, slash commands and approval button presses, in arrival order. */
@@ -147,29 +168,59 @@ export class DiscordChannel implements Channel {
 
   /** Administrator or Manage Server in the chat's guild; false in DMs. */
   isAdmin(chat: ChatInfo, userId: string): Promise<boolean> {
-    return isGuildAdmin(this.client, chat, userId, this.log);
+    return isGuildAdmin(this.client, chat, userId, this.log, this.election !== undefined);
   }
 
-  /** Ready while every gateway shard is ready (discord.js reconnects a silent one itself). */
+  /**
+   * Ready while every gateway shard is ready (discord.js reconnects a silent
+   * one itself); in a cluster, every shard this instance holds (none: standing by).
+   */
   health(): ChannelHealth {
     if (this.stopped) return { ready: false, reason: 'discord: stopped' };
+    if (this.election) return this.duties?.health() ?? { ready: false, reason: 'discord: not started' };
     return gatewayHealth(this.client);
   }
 
-  private listen(): void {
-    this.client.on(Events.MessageCreate, (message) => this.onMessage(message));
-    this.client.on(Events.InteractionCreate, (interaction) => this.onInteraction(interaction));
-    this.client.on(Events.ShardReconnecting, (shardId) => this.log.info({ shardId }, 'gateway reconnecting'));
-    this.client.on(Events.ShardResume, (shardId, replayed) => this.log.info({ shardId, replayed }, 'gateway resumed'));
-    this.client.on(Events.ShardDisconnect, (event, shardId) =>
-      this.log.error({ shardId, code: event.code }, 'gateway closed for good'),
-    );
-    this.client.on(Events.Warn, (message) => this.log.warn(message));
-    this.client.on(Events.Error, (error) => this.log.error({ err: error }, 'discord client error'));
+  /** Logs the one gateway client in; the application's id. */
+  private async connect(token: string): Promise<string | undefined> {
+    await connectClient(this.client, token, this.options.readyTimeoutMs);
+    this.log.info({ user: this.client.user?.tag, guilds: this.client.guilds.cache.size }, 'connected to Discord');
+    return this.client.application?.id ?? this.client.user?.id;
+  }
+
+  /** Checks the token over REST and campaigns for this instance's share of the shards; the application's id. */
+  private async startShards(token: string, election: Election): Promise<string> {
+    this.client.rest.setToken(token);
+    const applicationId = await applicationIdOf(this.client.rest);
+    const shardCount = await shardCountOf(this.client.rest, this.config.shardCount);
+    const duties = new ShardDuties({
+      election,
+      log: this.log,
+      shardCount,
+      token,
+      balanceEveryMs: this.options.balanceEveryMs,
+      readyTimeoutMs: this.options.readyTimeoutMs,
+      createClient: (id) => this.listen(createDiscordClient(this.config, { ids: [id], count: shardCount })),
+    });
+    this.duties = duties;
+    await duties.start();
+    return applicationId;
+  }
+
+  /** Feeds `client`'s messages and interactions to the event stream, and logs its gateway's changes. */
+  private listen(client: Client): Client {
+    client.on(Events.MessageCreate, (message) => this.onMessage(message));
+    client.on(Events.InteractionCreate, (interaction) => this.onInteraction(interaction));
+    client.on(Events.ShardReconnecting, (shardId) => this.log.info({ shardId }, 'gateway reconnecting'));
+    client.on(Events.ShardResume, (shardId, replayed) => this.log.info({ shardId, replayed }, 'gateway resumed'));
+    client.on(Events.ShardDisconnect, (event, shardId) => this.log.error({ shardId, code: event.code }, 'gateway closed for good'));
+    client.on(Events.Warn, (message) => this.log.warn(message));
+    client.on(Events.Error, (error) => this.log.error({ err: error }, 'discord client error'));
+    return client;
   }
 
   private onMessage(message: Message): void {
-    const botUserId = this.client.user?.id;
+    const botUserId = message.client.user?.id;
     if (!botUserId) return;
     try {
       const event = toInboundMessage(message, botUserId, this.config, this.allowlists);

@@ -11,15 +11,20 @@ import { apiCodeOf } from './errors.js';
 /** Discord's code for a user who is not a member of the guild. */
 const UNKNOWN_MEMBER = 10007;
 
-/** True when `userId` may manage the guild of `chat`; always false in DMs. */
-export async function isGuildAdmin(client: Client, chat: ChatInfo, userId: string, log: Logger): Promise<boolean> {
+/**
+ * True when `userId` may manage the guild of `chat`; always false in DMs.
+ * `restOnly`: the client is not on the gateway, which would keep its cache of
+ * roles current, so the guild and the member are fetched afresh.
+ */
+export async function isGuildAdmin(client: Client, chat: ChatInfo, userId: string, log: Logger, restOnly = false): Promise<boolean> {
   if (chat.kind === 'dm') return false;
   try {
-    const guildId = guildIdOfScope(chat.scope) ?? (await guildIdOfChannel(client, chat.chatId));
+    const guildId = guildIdOfScope(chat.scope) ?? (await guildIdOfChannel(client, chat.chatId, restOnly));
     if (!guildId) return false;
-    const guild = client.guilds.cache.get(guildId) ?? (await client.guilds.fetch(guildId));
+    const cached = restOnly ? undefined : client.guilds.cache.get(guildId);
+    const guild = cached ?? (await client.guilds.fetch({ guild: guildId, force: restOnly }));
     // Served from the cache when the member is known, else `GET /guilds/:id/members/:id`.
-    const member = await guild.members.fetch(userId);
+    const member = await guild.members.fetch({ user: userId, force: restOnly });
     return member.permissions.any([PermissionFlagsBits.Administrator, PermissionFlagsBits.ManageGuild]);
   } catch (error) {
     if (apiCodeOf(error) !== UNKNOWN_MEMBER) log.warn({ err: error, userId }, 'could not check guild permissions');
@@ -27,7 +32,7 @@ export async function isGuildAdmin(client: Client, chat: ChatInfo, userId: strin
   }
 }
 
-async function guildIdOfChannel(client: Client, channelId: string): Promise<string | undefined> {
-  const channel = await client.channels.fetch(channelId);
+async function guildIdOfChannel(client: Client, channelId: string, restOnly: boolean): Promise<string | undefined> {
+  const channel = await client.channels.fetch(channelId, { allowUnknownGuild: restOnly });
   return channel && 'guildId' in channel ? (channel.guildId ?? undefined) : undefined;
 }

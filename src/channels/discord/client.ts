@@ -20,9 +20,20 @@ export const DISCORD_INTENTS = [
   GatewayIntentBits.MessageContent,
 ] as const;
 
-/** Creates a client that is not yet logged in. */
-export function createDiscordClient(config: DiscordConfig): Client {
+/** The gateway shards one client runs: `ids` of `count`. */
+export interface ShardSet {
+  ids: number[];
+  count: number;
+}
+
+/**
+ * Creates a client that is not yet logged in, for the shards `shards`; unset:
+ * all of `config.shardCount`, or as many as Discord recommends.
+ */
+export function createDiscordClient(config: DiscordConfig, shards?: ShardSet): Client {
+  const set = shards ?? (config.shardCount ? { ids: Array.from({ length: config.shardCount }, (_, id) => id), count: config.shardCount } : undefined);
   return new Client({
+    ...(set ? { shards: set.ids, shardCount: set.count } : {}),
     intents: [...DISCORD_INTENTS],
     // DM channels are never in the cache before their first message arrives;
     // without these partials discord.js drops DMs.

@@ -20,6 +20,20 @@ const STATUS_WORDS: Record<Status, string> = {
   [Status.Resuming]: 'resuming',
 };
 
+/**
+ * Ready when each shard this instance holds (`clients`, by shard id) is ready;
+ * else which are not. Holding none is standing by: ready.
+ */
+export function heldShardsHealth(clients: ReadonlyMap<number, Client>): ChannelHealth {
+  const states: string[] = [];
+  for (const [id, client] of clients) {
+    const shard = client.ws.shards.get(id);
+    if (!shard) states.push(`shard ${id} connecting`);
+    else if (shard.status !== Status.Ready) states.push(`shard ${id} ${STATUS_WORDS[shard.status]}`);
+  }
+  return states.length ? { ready: false, reason: `discord: gateway ${states.join(', ')}` } : { ready: true };
+}
+
 /** Ready when every shard is ready; else which shards are not, and what they are doing. */
 export function gatewayHealth(client: Client): ChannelHealth {
   const shards = [...client.ws.shards.values()];

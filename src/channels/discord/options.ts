@@ -13,6 +13,8 @@ export interface DiscordChannelOptions {
   readyTimeoutMs?: number;
   /** Config `owners` (`discord:123`, ...): the allowlists always admit the Discord ones. */
   owners?: readonly string[];
+  /** In a cluster: how often the live instances are counted and the gateway shards evened out. */
+  balanceEveryMs?: number;
 }
 
 /** The defaults of {@link DiscordChannelOptions}. */
@@ -21,6 +23,7 @@ export const DefaultDiscordChannelOptions = {
   deferredReplyLifetimeMs: 14 * 60_000,
   readyTimeoutMs: 60_000,
   owners: [],
+  balanceEveryMs: 2_000,
 } as const satisfies Required<DiscordChannelOptions>;
 
 /** Options with every default filled in. */

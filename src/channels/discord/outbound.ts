@@ -33,9 +33,14 @@ export class DiscordOutbound {
   /** What recent parts show, so that streaming edits skip parts that did not change. */
   private readonly shown = new ShownParts();
 
+  /**
+   * @param restOnly the client is not on the gateway (an instance of a cluster):
+   *   its cache holds no guilds, so a guild's channel is used without its guild
+   */
   constructor(
     private readonly client: Client,
     private readonly log: Logger,
+    private readonly restOnly = false,
   ) {}
 
   /** Sends the parts in order and returns their ids. */
@@ -106,7 +111,7 @@ export class DiscordOutbound {
   private async channelOf(chat: ChatAddress): Promise<SendableChannels> {
     let channel;
     try {
-      channel = await this.client.channels.fetch(chat.chatId);
+      channel = await this.client.channels.fetch(chat.chatId, { allowUnknownGuild: this.restOnly });
     } catch (error) {
       throw toChannelError(error, `fetch channel ${chat.chatId}`);
     }

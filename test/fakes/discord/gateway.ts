@@ -3,12 +3,15 @@
  * GUILD_CREATE, heartbeats, RESUME -> replay + RESUMED, and dispatches. A
  * login outlives its socket (unless the client closed it with 1000/1001), so
  * events sent while disconnected are replayed on resume, as Discord does.
+ * IDENTIFY's `shard: [id, count]` is honoured: a login receives the guilds and
+ * events of the guilds on its shard (`(guild_id >> 22) % count`), and DM
+ * events on shard 0.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { guildCreateJson, userJson } from './payloads.js';
-import type { World } from './world.js';
+import { shardOf, type World } from './world.js';
 
 interface Frame {
   op: 0;
@@ -24,11 +27,15 @@ interface Login {
   frames: Frame[];
   socket?: WebSocket;
   ended: boolean;
+  /** `[id, count]` from the IDENTIFY. */
+  shard: [number, number];
 }
 
 /** What an IDENTIFY carried (token omitted). */
 export interface IdentifyRecord {
   intents: number;
+  /** `[id, count]`; `[0, 1]` when the IDENTIFY had none. */
+  shard: [number, number];
   at: number;
 }
 
@@ -41,6 +48,8 @@ export class FakeGateway {
   heartbeats = 0;
   /** Intent bits not enabled for the application: an IDENTIFY asking for one is closed with 4014. */
   disallowedIntents = 0;
+  /** The shard count `GET /gateway/bot` recommends. */
+  recommendedShards = 1;
   private readonly logins: Login[] = [];
   private readonly serverClosed = new WeakSet<WebSocket>();
   private readonly wss = new WebSocketServer({ noServer: true });
@@ -65,9 +74,20 @@ export class FakeGateway {
     return this.logins.some((login) => !login.ended && login.socket?.readyState === 1);
   }
 
-  /** Sends a dispatch to every live login (buffered for replay when its socket is down). */
-  dispatch(t: string, d: unknown): void {
-    for (const login of this.logins) if (!login.ended) this.send(login, t, d);
+  /** The `[id, count]` of each login with an open socket. */
+  get connectedShards(): [number, number][] {
+    return this.logins.filter((login) => !login.ended && login.socket?.readyState === 1).map((login) => login.shard);
+  }
+
+  /**
+   * Sends a dispatch to every live login on the shard of `guildId` (found from
+   * `guild_id` or `channel_id` when not given; none: a DM, shard 0), buffered
+   * for replay when its socket is down.
+   */
+  dispatch(t: string, d: unknown, guildId = this.guildIdOf(d)): void {
+    for (const login of this.logins) {
+      if (!login.ended && shardOf(guildId, login.shard[1]) === login.shard[0]) this.send(login, t, d);
+    }
   }
 
   /** Closes every open socket from the server side; the logins stay resumable. */
@@ -108,15 +128,33 @@ export class FakeGateway {
       ws.close(4004, 'Authentication failed.');
       return;
     }
-    this.identifies.push({ intents: Number(d.intents), at: Date.now() });
+    const shard = Array.isArray(d.shard) ? [Number(d.shard[0]), Number(d.shard[1])] as [number, number] : [0, 1] as [number, number];
+    this.identifies.push({ intents: Number(d.intents), shard, at: Date.now() });
     if (Number(d.intents) & this.disallowedIntents) {
       ws.close(4014, 'Disallowed intent(s).');
       return;
     }
-    const login: Login = { id: `resumable-${this.world.nextId()}`, seq: 0, frames: [], socket: ws, ended: false };
+    if (!(shard[1] >= 1 && shard[0] >= 0 && shard[0] < shard[1])) {
+      ws.close(4010, 'Invalid shard.');
+      return;
+    }
+    const login: Login = { id: `resumable-${this.world.nextId()}`, seq: 0, frames: [], socket: ws, ended: false, shard };
     this.logins.push(login);
     this.send(login, 'READY', this.readyPayload(login));
-    this.send(login, 'GUILD_CREATE', guildCreateJson(this.world, [this.world.bot.id, ...this.membersAtStart()]));
+    const members = [this.world.bot.id, ...this.membersAtStart()];
+    for (const guild of this.guildsOf(login)) this.send(login, 'GUILD_CREATE', guildCreateJson(this.world, members, guild));
+  }
+
+  /** The guilds whose events go to `login`'s shard. */
+  private guildsOf(login: Login) {
+    return this.world.guilds.filter((guild) => shardOf(guild.id, login.shard[1]) === login.shard[0]);
+  }
+
+  /** The guild a dispatch is about: its `guild_id`, or its channel's guild. */
+  private guildIdOf(d: unknown): string | undefined {
+    const fields = (d ?? {}) as { guild_id?: unknown; channel_id?: unknown };
+    if (typeof fields.guild_id === 'string') return fields.guild_id;
+    return typeof fields.channel_id === 'string' ? this.world.channel(fields.channel_id)?.guildId : undefined;
   }
 
   private resume(ws: WebSocket, d: Record<string, unknown>): void {
@@ -152,11 +190,11 @@ export class FakeGateway {
     return {
       v: 10,
       user: { ...userJson(this.world.bot), verified: true, mfa_enabled: false, flags: 0 },
-      guilds: [{ id: this.world.guild.id, unavailable: true }],
+      guilds: this.guildsOf(login).map((guild) => ({ id: guild.id, unavailable: true })),
       session_id: login.id,
       session_type: 'normal',
       resume_gateway_url: this.url(),
-      shard: [0, 1],
+      shard: login.shard,
       application: { id: this.world.applicationId, flags: 0 },
       private_channels: [],
       relationships: [],

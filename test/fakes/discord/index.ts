@@ -1,7 +1,8 @@
 /**
  * A fake Discord (REST + gateway) on 127.0.0.1 for tests that run the real
  * discord.js client against it. Point the client at `apiUrl`: discord.js finds
- * the gateway through `GET /gateway/bot`.
+ * the gateway through `GET /gateway/bot`. With `shards`, it recommends that
+ * many gateway shards and sends each guild's events only to its shard.
  *
  * @example
  * const discord = await startFakeDiscord();
@@ -12,11 +13,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeGateway, type IdentifyRecord } from './gateway.js';
-import { channelJson, interactionJson, messageJson } from './payloads.js';
+import { channelJson, guildCreateJson, interactionJson, messageJson } from './payloads.js';
 import { FakeRest, type QueuedFailure, type RecordedRequest } from './rest.js';
-import { World, type FakeChannel, type FakeInteraction, type FakeUser, type StoredMessage } from './world.js';
+import { World, type FakeChannel, type FakeGuild, type FakeInteraction, type FakeUser, type StoredMessage } from './world.js';
 
-export type { FakeChannel, FakeInteraction, FakeUser, StoredMessage } from './world.js';
+export type { FakeChannel, FakeGuild, FakeInteraction, FakeUser, StoredMessage } from './world.js';
+export { shardOf } from './world.js';
 export type { RecordedRequest } from './rest.js';
 
 /** A user's message to inject. */
@@ -59,6 +61,8 @@ export interface FakeDiscord {
   readonly resumes: number;
   /** Whether a gateway login has an open socket. */
   readonly connected: boolean;
+  /** The `[id, count]` of each gateway login with an open socket. */
+  readonly connectedShards: [number, number][];
   /** Commands registered by PUT: key `global` or a guild id. */
   readonly commands: Map<string, Record<string, unknown>[]>;
   readonly interactions: FakeInteraction[];
@@ -66,8 +70,13 @@ export interface FakeDiscord {
   addMember(name: string, options?: { roles?: ('admin' | 'manager')[]; bot?: boolean; listed?: boolean; id?: string }): FakeUser;
   /** Adds a user who is not in the guild. */
   addUser(name: string): FakeUser;
-  /** A new guild text channel (CHANNEL_CREATE is dispatched). */
-  createTextChannel(name?: string): FakeChannel;
+  /**
+   * Adds a guild the bot is in, with the main guild's members and roles, on
+   * shard `shard[0]` of `shard[1]` when given (GUILD_CREATE is dispatched to it).
+   */
+  addGuild(name: string, options?: { shard?: [number, number] }): FakeGuild;
+  /** A new guild text channel, in the main guild unless `guildId` is given (CHANNEL_CREATE is dispatched). */
+  createTextChannel(name?: string, guildId?: string): FakeChannel;
   /** A new public thread under `parentId` (THREAD_CREATE is dispatched). */
   createThread(parentId: string, name?: string): FakeChannel;
   /** The DM channel of a user. */
@@ -104,6 +113,8 @@ export interface FakeDiscordOptions {
   token?: string;
   /** Privileged intents not switched on in the "Developer Portal" (e.g. Message Content, 1 << 15). */
   disallowedIntents?: number;
+  /** The shard count `GET /gateway/bot` recommends (default 1). */
+  shards?: number;
 }
 
 /** Starts the fake on a free port. */
@@ -115,6 +126,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const gatewayUrl = () => `ws://${base}/gateway`;
   const gateway = new FakeGateway(world, gatewayUrl, () => [...listed]);
   gateway.disallowedIntents = options.disallowedIntents ?? 0;
+  gateway.recommendedShards = options.shards ?? 1;
   const rest = new FakeRest(world, gateway, gatewayUrl);
   const server = createServer((request, response) => {
     rest.handle(request, response).catch((error: unknown) => {
@@ -174,6 +186,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     get connected() {
       return gateway.connected;
     },
+    get connectedShards() {
+      return gateway.connectedShards;
+    },
     commands: rest.commands,
     interactions: world.interactions,
     addMember(name, memberOptions = {}) {
@@ -184,13 +199,19 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       return user;
     },
     addUser: (name) => world.addUser(name),
-    createTextChannel(name) {
-      const channel = addChannel(world, { type: 0, name: name ?? `room-${world.channels.size}`, guildId: world.guild.id });
+    addGuild(name, guildOptions = {}) {
+      const guild = world.addGuild(name, guildOptions.shard);
+      gateway.dispatch('GUILD_CREATE', guildCreateJson(world, [world.bot.id, ...listed], guild), guild.id);
+      return guild;
+    },
+    createTextChannel(name, guildId = world.guild.id) {
+      const channel = addChannel(world, { type: 0, name: name ?? `room-${world.channels.size}`, guildId });
       gateway.dispatch('CHANNEL_CREATE', channelJson(world, channel));
       return channel;
     },
     createThread(parentId, name) {
-      const channel = addChannel(world, { type: 11, name: name ?? `thread-${world.channels.size}`, guildId: world.guild.id, parentId });
+      const guildId = world.channel(parentId)?.guildId ?? world.guild.id;
+      const channel = addChannel(world, { type: 11, name: name ?? `thread-${world.channels.size}`, guildId, parentId });
       gateway.dispatch('THREAD_CREATE', { ...channelJson(world, channel), newly_created: true });
       return channel;
     },

@@ -2,7 +2,7 @@
  * The fake's state rendered as Discord API objects (snake_case JSON), shaped
  * like the real ones closely enough for discord.js to cache and use them.
  */
-import type { FakeChannel, FakeInteraction, FakeRole, FakeUser, StoredMessage, World } from './world.js';
+import type { FakeChannel, FakeGuild, FakeInteraction, FakeRole, FakeUser, StoredMessage, World } from './world.js';
 
 type Json = Record<string, unknown>;
 
@@ -78,12 +78,12 @@ export function channelJson(world: World, channel: FakeChannel): Json {
   return { ...base, position: 0, permission_overwrites: [], parent_id: null, topic: null, nsfw: false, rate_limit_per_user: 0, flags: 0 };
 }
 
-/** The full GUILD_CREATE payload: roles, channels, threads and the bot's own member. */
-export function guildCreateJson(world: World, memberIds: readonly string[]): Json {
-  const channels = [...world.channels.values()];
+/** The full GUILD_CREATE payload of `guild` (default the main one): roles, channels, threads and the bot's own member. */
+export function guildCreateJson(world: World, memberIds: readonly string[], guild: FakeGuild = world.guild): Json {
+  const channels = [...world.channels.values()].filter((channel) => channel.guildId === guild.id);
   return {
-    id: world.guild.id,
-    name: world.guild.name,
+    id: guild.id,
+    name: guild.name,
     icon: null,
     splash: null,
     discovery_splash: null,
@@ -93,7 +93,7 @@ export function guildCreateJson(world: World, memberIds: readonly string[]): Jso
     verification_level: 0,
     default_message_notifications: 0,
     explicit_content_filter: 0,
-    roles: Object.values(world.roles).map((role, index) => roleJson(role, index)),
+    roles: world.guildRoles(guild).map((role, index) => roleJson(role, index)),
     emojis: [],
     stickers: [],
     features: [],

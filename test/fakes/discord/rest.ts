@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FakeGateway } from './gateway.js';
-import { channelJson, memberJson, messageJson, userJson } from './payloads.js';
+import { channelJson, guildCreateJson, memberJson, messageJson, userJson } from './payloads.js';
 import type { FakeInteraction, StoredMessage, World } from './world.js';
 
 type Json = Record<string, unknown>;
@@ -82,6 +82,7 @@ export class FakeRest {
       ['POST', /^\/channels\/(\d+)\/typing$/, (_, [id]) => (world.channel(id!) ? { status: 204 } : unknownChannel())],
       ['PUT', /^\/applications\/(\d+)\/commands$/, (call) => this.putCommands('global', call.body)],
       ['PUT', /^\/applications\/(\d+)\/guilds\/(\d+)\/commands$/, (call, [, guildId]) => this.putCommands(guildId!, call.body)],
+      ['GET', /^\/guilds\/(\d+)$/, (_, [guildId]) => this.getGuild(guildId!)],
       ['GET', /^\/guilds\/(\d+)\/members\/(\d+)$/, (_, [guildId, userId]) => this.getMember(guildId!, userId!)],
       ['POST', /^\/interactions\/(\d+)\/([^/]+)\/callback$/, (call, [id, token]) => this.callback(id!, token!, call)],
       ['PATCH', /^\/webhooks\/(\d+)\/([^/]+)\/messages\/([^/]+)$/, (call, [, token, id]) => this.editWebhookMessage(token!, id!, call.body ?? {})],
@@ -138,8 +139,9 @@ export class FakeRest {
   }
 
   private gatewayBot(): Result {
-    const limit = { total: 1000, remaining: 999, reset_after: 86_400_000, max_concurrency: 1 };
-    return ok({ url: this.gatewayUrl(), shards: 1, session_start_limit: limit });
+    // Shards may identify together (Discord allows 1 at a time for small bots), so that tests need not wait 5 s per shard.
+    const limit = { total: 1000, remaining: 999, reset_after: 86_400_000, max_concurrency: this.gateway.recommendedShards };
+    return ok({ url: this.gatewayUrl(), shards: this.gateway.recommendedShards, session_start_limit: limit });
   }
 
   private getChannel(id: string): Result {
@@ -208,8 +210,13 @@ export class FakeRest {
     return ok(stored);
   }
 
+  private getGuild(guildId: string): Result {
+    const guild = this.world.guildById(guildId);
+    return guild ? ok(guildCreateJson(this.world, [], guild)) : unknownGuild();
+  }
+
   private getMember(guildId: string, userId: string): Result {
-    if (guildId !== this.world.guild.id) return { status: 404, body: { message: 'Unknown Guild', code: 10004 } };
+    if (!this.world.guildById(guildId)) return unknownGuild();
     if (!this.world.members.has(userId)) return { status: 404, body: { message: 'Unknown Member', code: 10007 } };
     return ok(memberJson(this.world, userId));
   }
@@ -279,6 +286,10 @@ export class FakeRest {
 
 function ok(body: unknown): Result {
   return { status: 200, body };
+}
+
+function unknownGuild(): Result {
+  return { status: 404, body: { message: 'Unknown Guild', code: 10004 } };
 }
 
 function unknownChannel(): Result {

@@ -1,7 +1,7 @@
 /**
- * The state of the fake Discord: one guild with roles, channels and threads,
- * DM channels, users, every message (with its edit history) and every
- * interaction with the callbacks it received.
+ * The state of the fake Discord: a main guild (and any added ones) with roles,
+ * channels and threads, DM channels, users, every message (with its edit
+ * history) and every interaction with the callbacks it received.
  */
 
 /** Discord's epoch (2015-01-01), the origin of snowflake timestamps. */
@@ -13,6 +13,17 @@ export const PERMISSIONS = {
   manageGuild: 1n << 5n,
   member: (1n << 10n) | (1n << 11n) | (1n << 14n) | (1n << 16n) | (1n << 38n),
 } as const;
+
+/** A guild (server). */
+export interface FakeGuild {
+  id: string;
+  name: string;
+}
+
+/** The shard of `count` that carries a guild's events, as on Discord; DMs (no guild) go to shard 0. */
+export function shardOf(guildId: string | undefined, count: number): number {
+  return guildId === undefined ? 0 : Number((BigInt(guildId) >> 22n) % BigInt(count));
+}
 
 /** A user account (human or bot). */
 export interface FakeUser {
@@ -103,7 +114,10 @@ export class World {
   readonly applicationId: string;
   readonly bot: FakeUser;
   readonly owner: FakeUser;
-  readonly guild: { id: string; name: string };
+  /** The main guild, where `roles` and the members are. */
+  readonly guild: FakeGuild;
+  /** Every guild the bot is in, the main one first. */
+  readonly guilds: FakeGuild[] = [];
   readonly roles: { everyone: FakeRole; admin: FakeRole; manager: FakeRole; bot: FakeRole };
   readonly users = new Map<string, FakeUser>();
   /** Role ids of each guild member, by user id. */
@@ -119,6 +133,7 @@ export class World {
     this.owner = this.addUser('guild-owner');
     const guildId = this.nextId();
     this.guild = { id: guildId, name: 'Pincer Test Guild' };
+    this.guilds.push(this.guild);
     this.roles = {
       everyone: { id: guildId, name: '@everyone', permissions: PERMISSIONS.member },
       admin: { id: this.nextId(), name: 'Admin', permissions: PERMISSIONS.administrator },
@@ -133,6 +148,29 @@ export class World {
   nextId(): string {
     this.counter += 1;
     return (((BigInt(Date.now()) - DISCORD_EPOCH) << 22n) | BigInt(this.counter % 4096)).toString();
+  }
+
+  /**
+   * Adds a guild the bot is in (the members and roles of the main guild are in
+   * it too), on shard `shard[0]` of `shard[1]` when given.
+   */
+  addGuild(name: string, shard?: [number, number]): FakeGuild {
+    let id = BigInt(this.nextId());
+    // A snowflake one millisecond later lands on the next shard.
+    while (shard && shardOf(id.toString(), shard[1]) !== shard[0]) id += 1n << 22n;
+    const guild = { id: id.toString(), name };
+    this.guilds.push(guild);
+    return guild;
+  }
+
+  guildById(id: string): FakeGuild | undefined {
+    return this.guilds.find((guild) => guild.id === id);
+  }
+
+  /** The roles of a guild: those of the main guild, with the guild's own @everyone. */
+  guildRoles(guild: FakeGuild): FakeRole[] {
+    const { everyone, ...others } = this.roles;
+    return [{ ...everyone, id: guild.id }, ...Object.values(others)];
   }
 
   /** Creates a user (not a guild member), with a given id or a new one. */

@@ -1,0 +1,61 @@
+/**
+ * Which instances are alive, so that duties that come in numbers (Discord's
+ * shards) can be shared out evenly. Each instance keeps its entry in one
+ * sorted set fresh, scored with the time it counts as alive until (now plus
+ * the lease TTL, on Redis's clock so that the instances' clocks need not
+ * agree); an instance that dies drops out once its score is past.
+ */
+import type { Logger } from '../log.js';
+import { CLUSTER_PREFIX, type ClusterNode } from './node.js';
+import { REDIS_NOW_MS } from './rate-limits.js';
+
+/** The sorted set of live instances: member the instance id, score alive-until in ms. */
+export const MEMBERS_KEY = `${CLUSTER_PREFIX}members`;
+
+/** Scores ARGV[1] alive until Redis's now plus ARGV[2] ms, and drops the entries that lapsed. */
+const REFRESH = `${REDIS_NOW_MS}
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return 1`;
+
+/** Counts the entries still alive by Redis's clock. */
+const COUNT = `${REDIS_NOW_MS}
+return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`;
+
+/** This instance's entry among the live instances, refreshed every third of the lease TTL. */
+export class ClusterMembers {
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly node: ClusterNode,
+    private readonly log: Logger,
+  ) {}
+
+  /** Enters this instance and keeps its entry fresh until {@link leave}. */
+  async join(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => {
+      this.refresh().catch((error: unknown) => this.log.warn({ err: error }, 'cluster: this instance could not say it is alive; trying again'));
+    }, Math.max(100, Math.floor(this.node.leaseTtlMs / 3)));
+    this.timer.unref();
+  }
+
+  /** How many instances are alive, this one included (at least 1). */
+  async count(): Promise<number> {
+    const alive = (await this.node.redis.eval(COUNT, 1, MEMBERS_KEY)) as number;
+    return Math.max(1, alive);
+  }
+
+  /** Takes this instance's entry out at once, so that the others need not wait for it to lapse. */
+  async leave(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.node.redis.zrem(MEMBERS_KEY, this.node.instanceId).catch((error: unknown) => {
+      this.log.warn({ err: error }, 'cluster: this instance could not leave the list of live instances; its entry lapses');
+    });
+  }
+
+  private async refresh(): Promise<void> {
+    await this.node.redis.eval(REFRESH, 1, MEMBERS_KEY, this.node.instanceId, this.node.leaseTtlMs);
+  }
+}
