@@ -92,3 +92,8 @@ export function rateRefusal(perMinute: number, waitMs: number): Refusal {
   const wait = Math.max(1, Math.ceil(waitMs / 1000));
   return { text: `You are sending messages faster than ${perMinute} a minute, so this one was not processed. Please wait ${wait} s and send it again.` };
 }
+
+/** What the sender of a message refused because its conversation's queue is full is told. */
+export function queueFullText(waiting: number): string {
+  return `I already have ${waiting} messages waiting in this conversation, so this one was not taken. Please wait for my answer and send it again.`;
+}

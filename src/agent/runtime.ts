@@ -11,13 +11,14 @@ import { ApprovalFlow } from './approval-flow.js';
 import { CommandHandler } from './commands.js';
 import { textCommand } from './command-table.js';
 import { fromQueued, keepInInbox } from './inbox.js';
-import { InboundLimiter, rateRefusal } from './inbound-limits.js';
+import { InboundLimiter, queueFullText } from './inbound-limits.js';
+import { intakeShared } from './shared-intake.js';
 import { FairSemaphore } from './semaphore.js';
 import type { AgentServices } from './services.js';
 import { jobEngineFor } from '../jobs/engine.js';
 import { RoutineScheduler } from '../routines/scheduler.js';
 import { timersFor } from '../store/timers.js';
-import type { ClusterThreads, Intake } from '../cluster/threads.js';
+import type { ClusterThreads } from '../cluster/threads.js';
 import { jobIdOfThread } from '../jobs/job-runs.js';
 import { JobScheduler } from '../jobs/scheduler.js';
 import { ThreadRunner, type RunnerContext, type StopResult } from './thread-runner.js';
@@ -344,28 +345,16 @@ export class Runtime {
     }
     if (this.cluster) {
       // Durable first; every instance then hears of it, and the thread's holder (or the first free one) reads it.
-      this.track(this.intakeShared(this.cluster, event, userId));
+      this.track(intakeShared(this.services, this.cluster, event, userId));
       return true;
     }
     const runner = this.runnerFor(key, event.chat);
     if (runner.queuedMessages >= this.services.config.agent.maxQueuedPerThread) {
-      this.track(this.services.outbox.send(event.chat, `I already have ${runner.queuedMessages} messages waiting in this conversation, so this one was not taken. Please wait for my answer and send it again.`));
+      this.track(this.services.outbox.send(event.chat, queueFullText(runner.queuedMessages)));
       return false;
     }
     runner.accept(event);
     return false;
-  }
-
-  /** Puts a message in its shared thread's inbox, then acknowledges it; a sender over the rate is told (once in a while). */
-  private async intakeShared(cluster: ClusterThreads, event: InboundMessage, userId: string): Promise<void> {
-    const perMinute = this.services.config.agent.userMessagesPerMinute;
-    let intake: Intake;
-    try {
-      intake = await cluster.intake(event, { userId, perMinute });
-    } finally {
-      acknowledge(event);
-    }
-    if (intake.kind === 'limited' && intake.notify) await this.services.outbox.send(event.chat, rateRefusal(perMinute, intake.retryAfterMs).text);
   }
 
   private isAddressed(event: InboundMessage): boolean {

@@ -26,12 +26,15 @@ const SEEN_TTL_SECONDS = 24 * 60 * 60;
 /**
  * Puts an entry in KEYS[2] unless KEYS[1] (its message id) was seen, or its
  * sender's messages of the last ARGV[5] ms (the sorted set KEYS[4]) reach
- * ARGV[4] (0: no limit); the thread joins the open set KEYS[3]. Returns {1}
- * added, {0} seen, or {-1, wait ms, 1 when the sender is to be told (KEYS[5]
- * marks that for ARGV[6] ms)}.
+ * ARGV[4] (0: no limit), or the inbox holds more than ARGV[8] entries already;
+ * the thread joins the open set KEYS[3]. Returns {1} added, {0} seen, {-1, wait
+ * ms, 1 when the sender is to be told (KEYS[5] marks that for ARGV[6] ms)}, or
+ * {-2, entries waiting}.
  */
 const INTAKE = `
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return {0} end
+local waiting = redis.call('LLEN', KEYS[2])
+if waiting > tonumber(ARGV[8]) then return {-2, waiting} end
 local limit = tonumber(ARGV[4])
 if limit > 0 then
   ${REDIS_NOW_MS}
@@ -50,13 +53,16 @@ redis.call('SADD', KEYS[3], ARGV[3])
 return {1}`;
 
 /** How a message fared at intake. */
-export type Intake = { kind: 'added' } | { kind: 'seen' } | { kind: 'limited'; retryAfterMs: number; notify: boolean };
+export type Intake = { kind: 'added' } | { kind: 'seen' } | { kind: 'limited'; retryAfterMs: number; notify: boolean } | { kind: 'full'; waiting: number };
 
-/** A sender's rate limit, counted in Redis for the whole bot. */
-export interface IntakeRate {
+/** The limits a message meets at intake, counted in Redis for the whole bot. */
+export interface IntakeLimits {
   /** The sender, qualified by channel. */
   userId: string;
+  /** The sender's messages a minute. */
   perMinute: number;
+  /** Messages waiting in a thread's inbox beyond the one being answered. */
+  maxQueued: number;
 }
 
 /** Gives the lease KEYS[1] back when ARGV[1] holds it and the inbox KEYS[2] is empty: 1 given back, 0 inbox not empty, -1 not held. */
@@ -131,17 +137,18 @@ export class ClusterThreads implements LeaseHolder {
   /**
    * Keeps an accepted message in its thread's durable inbox: not when it was
    * seen before (a redelivery, or another instance got it too), nor when its
-   * sender is over `rate` (counted for all instances at once).
+   * sender or its thread is over `limits` (counted for all instances at once).
    */
-  async intake(message: InboundMessage, rate?: IntakeRate): Promise<Intake> {
+  async intake(message: InboundMessage, limits?: IntakeLimits): Promise<Intake> {
     const thread = threadKeyOf(message.chat);
     const entry: InboxEntry = { chat: message.chat, message: toQueued(message) };
     const seen = `${CLUSTER_PREFIX}seen:${thread}:${message.messageId}`;
-    const sender = `${CLUSTER_PREFIX}rate:in:${rate?.userId ?? ''}`;
+    const sender = `${CLUSTER_PREFIX}rate:in:${limits?.userId ?? ''}`;
     const keys = [seen, threadKeys(thread).inbox, OPEN, sender, `${sender}:told`];
-    const args = [SEEN_TTL_SECONDS, JSON.stringify(entry), thread, rate?.perMinute ?? 0, RATE_WINDOW_MS, RATE_NOTICE_EVERY_MS, `${thread}:${message.messageId}`];
+    const args = [SEEN_TTL_SECONDS, JSON.stringify(entry), thread, limits?.perMinute ?? 0, RATE_WINDOW_MS, RATE_NOTICE_EVERY_MS, `${thread}:${message.messageId}`, limits?.maxQueued ?? Number.MAX_SAFE_INTEGER];
     const [outcome, wait, tell] = (await this.node.redis.eval(INTAKE, keys.length, ...keys, ...args)) as [number, number?, number?];
     if (outcome === 0) return { kind: 'seen' };
+    if (outcome === -2) return { kind: 'full', waiting: Number(wait) };
     if (outcome === -1) return { kind: 'limited', retryAfterMs: Number(wait), notify: tell === 1 };
     await this.node.publish({ type: 'poke', thread });
     return { kind: 'added' };

@@ -125,6 +125,31 @@ describe.skipIf(!base)(`threads shared by two instances on Redis${skip}`, () => 
     expect(texts().filter((text) => text.includes('faster than 3 a minute'))).toHaveLength(1);
   }, 60_000);
 
+  it("limits the messages waiting in a conversation's shared inbox, whichever instance received them", async () => {
+    const held = new HeldModel();
+    const { platform, a, b } = await startPair(held.respond, { maxQueuedPerThread: 2 });
+    const chat = testDm('user-6');
+    const say = (via: Instance, text: string) => via.channel.userMessage({ chat, sender: { id: 'user-6', name: 'Six' }, text });
+    say(a, 'q0');
+    await waitFor(() => held.waiting === 1, () => 'the first turn');
+    for (let m = 1; m <= 6; m += 1) {
+      say(m % 2 === 0 ? a : b, `q${m}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const texts = () => platform.messagesIn(chat).map((sent) => sent.text);
+    const refusals = () => texts().filter((text) => text.includes('messages waiting in this conversation'));
+    await waitFor(() => refusals().length >= 3, () => `the refusals; got ${JSON.stringify(texts())}`);
+    await waitFor(() => {
+      held.releaseAll();
+      return held.arrived.length >= 2 && held.waiting === 0 && platform.messagesIn(chat).length >= refusals().length + 2;
+    }, () => `the answers; got ${JSON.stringify(texts())}`);
+    await Promise.all([a.app.runtime.idle(), b.app.runtime.idle()]);
+    const answered = texts().flatMap((text) => [...text.matchAll(/q\d/g)].map((match) => match[0]));
+    // Every message was either answered or refused with a notice, and no more than the limit waited.
+    expect(answered.length + refusals().length).toBe(7);
+    expect(answered.length).toBeLessThanOrEqual(4);
+  }, 60_000);
+
   it('reports the shared inboxes in /metrics, the same on every instance', async () => {
     const held = new HeldModel();
     const { platform, a, b } = await startPair(held.respond);
