@@ -189,7 +189,7 @@ export class Runtime {
       forget: (key) => history.forget(key),
       flush: (key) => history.flushThread(key),
       lost: (key) => {
-        this.runners.get(key)?.close();
+        this.runners.get(key)?.abandon();
         this.runners.delete(key);
         history.forget(key);
       },

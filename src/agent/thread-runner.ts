@@ -127,8 +127,8 @@ export class ThreadRunner {
   /**
    * Interrupts the running turn (LLM request and tools aborted). On /stop,
    * nothing new runs and the messages not read yet go into the history, to be
-   * read with the next message; on shutdown they stay in the inbox and run
-   * after the restart.
+   * read with the next message; on shutdown (or a handover) they stay in the
+   * inbox and run after the restart (or on the instance that took over).
    */
   stop(reason: StopReason = 'user'): StopResult {
     const hadWork = Boolean(this.current) || this.queue.length > 0 || this.resumes.length > 0;
@@ -137,7 +137,7 @@ export class ThreadRunner {
       if (work.kind === 'resume') void this.services.history.update(this.key, this.chat, (record) => TurnEngine.cancelResults(record, work.approval));
     }
     let kept = 0;
-    if (reason !== 'shutdown') {
+    if (reason === 'user') {
       const unread = [...(this.current?.inject.splice(0) ?? []), ...this.queue.splice(0)];
       kept = unread.length;
       if (this.current) this.unread.push(...unread);
@@ -152,6 +152,12 @@ export class ThreadRunner {
   /** Stops for good (shutdown): the running turn is interrupted and nothing new starts. */
   close(): void {
     this.stop('shutdown');
+    this.closed = true;
+  }
+
+  /** Stops for good without a word: the thread's lease was lost, and its new holder carries on. */
+  abandon(): void {
+    this.stop('handover');
     this.closed = true;
   }
 

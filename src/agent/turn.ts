@@ -207,6 +207,11 @@ export class TurnEngine {
         await this.finish(turn, outcome.text);
         return;
       case 'stopped':
+        // Handed over: the thread is another instance's now (its writes would be refused); it resumes the turn and speaks.
+        if (stoppedBy(turn) === 'handover') {
+          presenter.close();
+          return;
+        }
         this.closeJournal(turn);
         await this.save(turn);
         // A person who sent /stop has their confirmation; a shutdown owes them a word.

@@ -15,6 +15,8 @@ import { echoAll, HeldModel } from '../support/app-rig.js';
 import { createMetrics } from '../../src/http/server.js';
 import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeResponder } from '../fakes/llm/server.js';
 import { threadKeyOf } from '../../src/channels/types.js';
+import { threadKeys } from '../../src/cluster/thread-storage.js';
+import { SHUTDOWN_NOTICE } from '../../src/agent/turn.js';
 import { flushDb, redisDbUrl } from '../e2e/cluster-harness.js';
 
 const base = process.env.PINCER_TEST_REDIS_URL;
@@ -148,6 +150,27 @@ describe.skipIf(!base)(`threads shared by two instances on Redis${skip}`, () => 
     // Every message was either answered or refused with a notice, and no more than the limit waited.
     expect(answered.length + refusals().length).toBe(7);
     expect(answered.length).toBeLessThanOrEqual(4);
+  }, 60_000);
+
+  it('a holder that loses its lease mid-turn stops without a word; the instance that takes over answers once', async () => {
+    const held = new HeldModel();
+    const { platform, a, b } = await startPair(held.respond);
+    const chat = testDm('user-7');
+    a.channel.userMessage({ chat, sender: { id: 'user-7', name: 'Seven' }, text: 'slow one' });
+    await waitFor(() => held.waiting === 1, () => 'the turn');
+    const thread = threadKeyOf(chat);
+    const holder = a.app.services.cluster!.threads.holds(thread) ? a : b;
+    // The lease vanishes as if it had lapsed while its holder stalled.
+    await holder.app.services.cluster!.node.redis.del(threadKeys(thread).lease);
+    await waitFor(() => !holder.app.services.cluster!.threads.holds(thread), () => 'the holder to find its lease lost', 10_000);
+    await waitFor(() => {
+      held.releaseAll();
+      return platform.messagesIn(chat).some((sent) => sent.text.startsWith('echo:'));
+    }, () => `the answer; got ${JSON.stringify(platform.messagesIn(chat).map((sent) => sent.text))}`);
+    await Promise.all([a.app.runtime.idle(), b.app.runtime.idle()]);
+    const texts = platform.messagesIn(chat).map((sent) => sent.text);
+    expect(texts).not.toContain(SHUTDOWN_NOTICE);
+    expect(texts.filter((text) => text.startsWith('echo:'))).toHaveLength(1);
   }, 60_000);
 
   it('reports the shared inboxes in /metrics, the same on every instance', async () => {
