@@ -21,7 +21,7 @@ import { McpServerSource } from './mcp/server-source.js';
 import { isRedisUrl } from './store/url.js';
 import { ClusterMembers } from './cluster/members.js';
 import { ClusterNode, instanceIdOf } from './cluster/node.js';
-import { RedisRateLimiter } from './cluster/rate-limits.js';
+import { RedisRateLimiter, RedisSharedBudget } from './cluster/rate-limits.js';
 import { RedisElection } from './cluster/redis-election.js';
 import { RedisThreadStorage } from './cluster/thread-storage.js';
 import { ClusterThreads } from './cluster/threads.js';
@@ -132,6 +132,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   // The live instances, counted so that Discord's shards are shared out evenly.
   const members = cluster ? new ClusterMembers(cluster.node, log) : undefined;
   await members?.join();
+  // Platform limits that count the bot as a whole (Telegram's messages a second), booked in Redis.
+  const sharedBudget = cluster ? new RedisSharedBudget(cluster.node.redis) : undefined;
   const channelDeps = (name: string): ChannelDeps => {
     const state = store.namespace(`channel-state:${name}`, z.unknown());
     return {
@@ -140,7 +142,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       completions: (source) => (source === 'tool' ? registry.names() : source === 'model' ? models.list().map((choice) => choice.name) : []),
       state: { get: (key) => state.get(key), set: (key, value, ttlMs) => state.set(key, value, ttlMs) },
       acknowledges: true,
-      ...(cluster ? { election: new RedisElection(cluster.node, log.child({ channel: name }), members) } : {}),
+      ...(cluster ? { election: new RedisElection(cluster.node, log.child({ channel: name }), members), sharedBudget } : {}),
     };
   };
   const factories = options.channels ?? (await configuredChannels(config));

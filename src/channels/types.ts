@@ -186,6 +186,15 @@ export interface ChannelState {
   set(key: string, value: unknown, ttlMs?: number): Promise<void>;
 }
 
+/** Books one use of a limit shared by every instance of the bot. */
+export interface SharedBudget {
+  /**
+   * Books a use of at most `limit` per `periodMs` under `key`; resolves with
+   * how long to wait before it (0: at once).
+   */
+  reserve(key: string, limit: number, periodMs: number): Promise<number>;
+}
+
 /** What an adapter receives from the composition root besides its own config. */
 export interface ChannelDeps {
   log: Logger;
@@ -199,6 +208,12 @@ export interface ChannelDeps {
    * time (Telegram's long poll). Default: `soleElection`, this process always wins.
    */
   election?: Election;
+  /**
+   * A budget shared with the other instances, for a platform limit that counts
+   * the bot as a whole (Telegram's 30 messages a second). Default: none; the
+   * adapter counts in its own process.
+   */
+  sharedBudget?: SharedBudget;
   /**
    * The agent acknowledges each event once it is stored (`acknowledge` of
    * event-queue.ts): an adapter that can hold the platform's receipt until then

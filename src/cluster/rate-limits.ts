@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { SharedBudget } from '../channels/types.js';
 import type { RateLimiter, RateLimitOutcome } from '../tools/stages/rate-limit.js';
 import type { ToolRateLimit } from '../tools/types.js';
 import { CLUSTER_PREFIX } from './node.js';
@@ -44,5 +45,31 @@ export class RedisRateLimiter implements RateLimiter {
     const reply = (await this.redis.eval(TAKE, 1, `${CLUSTER_PREFIX}rate:tool:${key}`, randomUUID(), limit.perMinute ?? 0, limit.perHour ?? 0)) as [number, number?, number?, string?];
     if (reply[0] === 1) return { ok: true };
     return { ok: false, retryAfterMs: Number(reply[1]), limit: Number(reply[2]), window: reply[3] === 'hour' ? 'hour' : 'minute' };
+  }
+}
+
+/**
+ * Books a start time in KEYS[1] (the last ARGV[1] starts, ascending): now, or
+ * ARGV[2] ms after the ARGV[1]-th latest start when that many are booked.
+ * Returns the wait in ms.
+ */
+const RESERVE = `${REDIS_NOW_MS}
+local limit = tonumber(ARGV[1])
+local period = tonumber(ARGV[2])
+local start = now
+if redis.call('LLEN', KEYS[1]) >= limit then
+  start = math.max(now, tonumber(redis.call('LINDEX', KEYS[1], -limit)) + period)
+end
+redis.call('RPUSH', KEYS[1], start)
+redis.call('LTRIM', KEYS[1], -limit, -1)
+redis.call('PEXPIRE', KEYS[1], start - now + period)
+return start - now`;
+
+/** A platform limit counted for every instance at once (Telegram's messages a second over all chats). */
+export class RedisSharedBudget implements SharedBudget {
+  constructor(private readonly redis: Redis) {}
+
+  async reserve(key: string, limit: number, periodMs: number): Promise<number> {
+    return Number(await this.redis.eval(RESERVE, 1, `${CLUSTER_PREFIX}budget:${key}`, limit, periodMs));
   }
 }

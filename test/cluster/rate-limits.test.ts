@@ -4,7 +4,8 @@
  */
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RedisRateLimiter } from '../../src/cluster/rate-limits.js';
+import { RedisRateLimiter, RedisSharedBudget } from '../../src/cluster/rate-limits.js';
+import { MessagePacer } from '../../src/channels/telegram/pacing.js';
 import { flushDb, redisDbUrl } from '../e2e/cluster-harness.js';
 
 const base = process.env.PINCER_TEST_REDIS_URL;
@@ -17,10 +18,15 @@ afterEach(async () => {
   await Promise.all(connections.splice(0).map((redis) => redis.quit()));
 });
 
-async function twoLimiters(): Promise<[RedisRateLimiter, RedisRateLimiter]> {
+async function twoConnections(): Promise<[Redis, Redis]> {
   await flushDb(url());
   const [a, b] = [new Redis(url()), new Redis(url())];
   connections.push(a, b);
+  return [a, b];
+}
+
+async function twoLimiters(): Promise<[RedisRateLimiter, RedisRateLimiter]> {
+  const [a, b] = await twoConnections();
   return [new RedisRateLimiter(a), new RedisRateLimiter(b)];
 }
 
@@ -46,5 +52,32 @@ describe.skipIf(!base)(`tool rate limits on Redis${skip}`, () => {
     expect((await a.take('u1\u0000fetch', limit)).ok).toBe(true);
     expect((await b.take('u1\u0000fetch', limit)).ok).toBe(true);
     expect(await a.take('u1\u0000fetch', limit)).toMatchObject({ ok: false, limit: 2, window: 'hour' });
+  });
+});
+
+describe.skipIf(!base)(`Telegram's overall message limit shared on Redis${skip}`, () => {
+  it('books the starts of every instance against one limit', async () => {
+    const [a, b] = (await twoConnections()).map((redis) => new RedisSharedBudget(redis));
+    const waits: number[] = [];
+    for (let i = 0; i < 6; i += 1) waits.push(await (i % 2 === 0 ? a! : b!).reserve('telegram:messages', 3, 1_000));
+    expect(waits.slice(0, 3)).toEqual([0, 0, 0]);
+    for (const wait of waits.slice(3)) {
+      expect(wait).toBeGreaterThan(900);
+      expect(wait).toBeLessThanOrEqual(1_000);
+    }
+  });
+
+  it('makes two pacers (two instances) send no more than the limit a period together', async () => {
+    const [a, b] = (await twoConnections()).map((redis) => new RedisSharedBudget(redis));
+    const limits = { chatIntervalMs: 0, groupLimit: 100, groupPeriodMs: 60_000, globalLimit: 4, globalPeriodMs: 600 };
+    const pacers = [new MessagePacer(limits, undefined, a), new MessagePacer(limits, undefined, b)];
+    const started = Date.now();
+    const starts = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => pacers[i % 2]!.run(`chat-${i}`, async () => Date.now() - started)),
+    );
+    starts.sort((x, y) => x - y);
+    // Four go at once; the next four wait for the period, whichever instance sends them.
+    expect(starts[3]!).toBeLessThan(500);
+    expect(starts[4]!).toBeGreaterThanOrEqual(550);
   });
 });

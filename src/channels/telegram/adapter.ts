@@ -105,6 +105,7 @@ export class TelegramChannel implements Channel {
       options: this.options,
       lifetime: this.lifetime.signal,
       onNetworkFailure: (error) => (this.lastNetworkFailure = networkReason(error)),
+      ...(deps.sharedBudget ? { sharedBudget: deps.sharedBudget } : {}),
     });
     const api = this.bot.api;
     this.outbound = new TelegramOutbound({ api, log: this.log });

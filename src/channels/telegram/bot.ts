@@ -5,8 +5,9 @@
  */
 import { autoRetry } from '@grammyjs/auto-retry';
 import { Bot, type HttpError } from 'grammy';
+import type { SharedBudget } from '../types.js';
 import type { ResolvedTelegramOptions } from './options.js';
-import { messagePacing } from './pacing.js';
+import { DefaultPacingLimits, MessagePacer, messagePacing } from './pacing.js';
 import { bindToLifetime, networkRetry } from './retry.js';
 
 /** Seconds a request may take beyond the long-poll timeout before it counts as a network error. */
@@ -22,6 +23,8 @@ export interface BotSettings {
   lifetime: AbortSignal;
   /** Told of each network failure of an API call. */
   onNetworkFailure?: (error: HttpError) => void;
+  /** Where several instances send as one bot: the overall message limit, counted for all of them. */
+  sharedBudget?: SharedBudget;
 }
 
 /**
@@ -38,7 +41,7 @@ export function createBot(settings: BotSettings): Bot {
     },
   });
   // Installed innermost first: each transformer wraps the ones installed before it.
-  if (options.throttle) bot.api.config.use(messagePacing());
+  if (options.throttle) bot.api.config.use(messagePacing(new MessagePacer(DefaultPacingLimits, undefined, settings.sharedBudget)));
   bot.api.config.use(
     autoRetry({
       maxRetryAttempts: options.maxRetryAttempts,

@@ -12,6 +12,7 @@
  * Here a call that is within the limits starts at once, without a timer.
  */
 import type { Transformer } from 'grammy';
+import type { SharedBudget } from '../types.js';
 
 /** Telegram's message limits, as its Bot FAQ states them. */
 export interface PacingLimits {
@@ -104,9 +105,14 @@ export class MessagePacer {
   private readonly global: number[] = [];
   private lastSweep: number;
 
+  /**
+   * @param shared where several instances send as one bot, the overall limit
+   *   is booked there instead of in this process
+   */
   constructor(
     private readonly limits: PacingLimits = DefaultPacingLimits,
     private readonly clock: PacingClock = realClock,
+    private readonly shared?: SharedBudget,
   ) {
     this.lastSweep = clock.now();
   }
@@ -139,6 +145,13 @@ export class MessagePacer {
     let at = Math.max(clock.now(), (lane.starts.at(-1) ?? -Infinity) + limits.chatIntervalMs);
     if (group && lane.starts.length >= limits.groupLimit) at = Math.max(at, lane.starts.at(-limits.groupLimit)! + limits.groupPeriodMs);
     if (at > clock.now()) await clock.sleep(at - clock.now());
+    if (this.shared) {
+      const wait = await this.shared.reserve('telegram:messages', limits.globalLimit, limits.globalPeriodMs);
+      lane.starts.push(clock.now() + wait);
+      if (lane.starts.length > (group ? limits.groupLimit : 1)) lane.starts.shift();
+      if (wait > 0) await clock.sleep(wait);
+      return;
+    }
     // Booked in call order at the present time, so the global list stays ascending.
     const now = clock.now();
     const start = this.global.length >= limits.globalLimit ? Math.max(now, this.global.at(-limits.globalLimit)! + limits.globalPeriodMs) : now;
@@ -171,7 +184,7 @@ function isGroupChat(chatId: string): boolean {
  * other call through at once: `sendChatAction` is not a message, so
  * "typing…" never delays an answer.
  */
-export function messagePacing(pacer = new MessagePacer()): Transformer {
+export function messagePacing(pacer: MessagePacer = new MessagePacer()): Transformer {
   return (prev, method, payload, signal) => {
     const chatId = payload && 'chat_id' in payload ? String(payload.chat_id) : undefined;
     if (chatId === undefined || !isPacedMethod(method)) return prev(method, payload, signal);
