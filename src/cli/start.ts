@@ -33,6 +33,8 @@ Other settings:
   PINCER_STORE_URL   sqlite://path, redis://..., postgres://... (default SQLite in the data folder)
   PINCER_OWNERS      owners, e.g. telegram:42,discord:1234,slack:U01
   PINCER_LOG_LEVEL   log level (default info)
+  PINCER_HTTP_PORT   port of /healthz, /readyz and /metrics (default off)
+  PINCER_INSTANCE_ID this instance's name when several share a Redis store (default host and pid)
 `;
 
 /**
