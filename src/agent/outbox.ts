@@ -3,7 +3,7 @@
  * a failed platform call is retried before it is given up and logged, so that a
  * transient failure never loses a reply.
  */
-import type { ApprovalOutcome, ApprovalPrompt, Channel, ChatAddress, SentMessage } from '../channels/types.js';
+import type { ApprovalOutcome, ApprovalPrompt, Channel, ChatAddress, SendOptions, SentMessage } from '../channels/types.js';
 import type { Logger } from '../log.js';
 import type { AgentEventMap, AgentEvents } from './events.js';
 
@@ -26,7 +26,7 @@ export class Outbox {
   }
 
   /** Sends text (as a reply to `replyTo`, where the platform shows replies); undefined when every attempt failed (logged). */
-  send(chat: ChatAddress, text: string, options: { replyTo?: string } = {}): Promise<SentMessage | undefined> {
+  send(chat: ChatAddress, text: string, options: SendOptions = {}): Promise<SentMessage | undefined> {
     return this.attempt('send', chat, (channel) => channel.send(chat, this.redact(text), options));
   }
 

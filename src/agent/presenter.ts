@@ -173,8 +173,10 @@ export class TurnPresenter {
    * Shows the final text of the turn (editing the streamed message, if any) and
    * stops typing. In a group the answer replies to the message it answers.
    * Resolves once the answer is sent; the status line is updated after it.
+   * `key` names the answer, so that sending it again is recognised where the
+   * platform can tell (see SendOptions).
    */
-  async finish(text: string, replyTo?: string): Promise<void> {
+  async finish(text: string, replyTo?: string, key?: string): Promise<void> {
     this.close();
     const stream = this.stream;
     this.stream = undefined;
@@ -182,7 +184,7 @@ export class TurnPresenter {
       await stream.pending;
       await this.outbox.edit(stream.message, text);
     } else {
-      await this.outbox.send(this.chat, text, replyTo ? { replyTo } : {});
+      await this.outbox.send(this.chat, text, { ...(replyTo ? { replyTo } : {}), ...(key ? { idempotencyKey: key } : {}) });
     }
     this.settleStatus();
   }

@@ -76,7 +76,8 @@ export class TurnEngine {
     this.services.log.info({ thread: record.key, phase: open.phase }, 'resuming a turn interrupted by a restart');
     if (open.phase === 'delivering' && open.answer !== undefined) {
       turn.outcome = 'response';
-      await turn.presenter.finish(open.answer, turn.replyTo);
+      // The same key as the first attempt: a platform that recognises it does not post the answer twice.
+      await turn.presenter.finish(open.answer, turn.replyTo, answerKey(record.key, open));
       delete record.turn;
       await this.save(turn);
       return;
@@ -241,12 +242,13 @@ export class TurnEngine {
    */
   private async finish(turn: TurnState, text: string): Promise<void> {
     const { record } = turn;
-    record.turn = { ...(record.turn ?? openTurn(turn)), phase: 'delivering', answer: text };
+    const open: OpenTurn = { ...(record.turn ?? openTurn(turn)), phase: 'delivering', answer: text };
+    record.turn = open;
     await this.save(turn, { wait: false });
     // The send may wait for the platform's pacing: the runner awaits it outside
     // the turn slot, so other threads are not held up meanwhile.
     turn.delivery = (async () => {
-      await turn.presenter.finish(text, turn.replyTo);
+      await turn.presenter.finish(text, turn.replyTo, answerKey(record.key, open));
       delete record.turn;
       await this.save(turn, { wait: false });
     })();
@@ -342,6 +344,11 @@ function openTurn(turn: TurnState): OpenTurn {
   const open: OpenTurn = { startedAt: Date.now(), userId: turn.userId, speaker: { id: turn.speaker.id, name: turn.speaker.name }, phase: 'running' };
   if (turn.replyTo !== undefined) open.replyTo = turn.replyTo;
   return open;
+}
+
+/** The name of a turn's answer, the same when a successor sends it again. */
+function answerKey(thread: string, open: OpenTurn): string {
+  return `answer:${thread}:${open.startedAt}`;
 }
 
 /** Why the turn was stopped, if it was. */

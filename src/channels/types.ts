@@ -186,6 +186,18 @@ export interface ChannelState {
   set(key: string, value: unknown, ttlMs?: number): Promise<void>;
 }
 
+/** How a message is sent. */
+export interface SendOptions {
+  /** The message it replies to, where the platform shows replies. */
+  replyTo?: string;
+  /**
+   * Names the message, so that sending it again (a retry, or a successor
+   * instance resuming an answer that was being sent) is recognised where the
+   * platform can tell (Discord's enforced nonce) and not posted twice.
+   */
+  idempotencyKey?: string;
+}
+
 /** Books one use of a limit shared by every instance of the bot. */
 export interface SharedBudget {
   /**
@@ -247,7 +259,7 @@ export interface Channel {
   /** One stream of inbound events; ends when the channel stops. */
   events(): AsyncIterable<InboundEvent>;
   /** Sends markdown text, rendered and split for the platform. */
-  send(chat: ChatAddress, text: string, options?: { replyTo?: string }): Promise<SentMessage>;
+  send(chat: ChatAddress, text: string, options?: SendOptions): Promise<SentMessage>;
   /** Replaces the text of a sent message (extra parts sent or emptied as needed). */
   edit(message: SentMessage, text: string): Promise<SentMessage>;
   /** Shows the typing indicator once (the agent refreshes it). */

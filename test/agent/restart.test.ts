@@ -3,11 +3,16 @@
  * interrupted turn goes on, and a message that arrived while the bot was
  * closing is answered, not dropped.
  */
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { scenarioTools, ToolLog } from '../scenarios/tools.js';
 import { startAppRig, userTextsSinceAnswer, type AppRig } from '../support/app-rig.js';
 import { testDm } from '../support/test-channel.js';
+import { ThreadHistory } from '../../src/agent/history.js';
+import { TurnJournal } from '../../src/agent/turn-journal.js';
+import { silentLogger } from '../../src/log.js';
+import { Store } from '../../src/store/store.js';
 
 let rig: AppRig | undefined;
 afterEach(async () => {
@@ -52,5 +57,35 @@ describe('shutdown and restart', () => {
     expect(record!.messages.filter((m) => m.role === 'user' && m.content === 'one more thing')).toHaveLength(1);
     // The slow tool was not started again.
     expect(log.slowStarted).toBe(1);
+  });
+
+  it('sends an answer interrupted while being sent again under the name of its first sending', async () => {
+    rig = await startAppRig();
+    const user = { id: 'eve', name: 'Eve' };
+    const chat = testDm(user.id);
+    rig.platform.channel.userMessage({ chat, sender: user, text: 'hello' });
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).length > 0, 5_000, 'the answer');
+    await rig.app.runtime.idle();
+    // Every answer goes out under a name: its thread and when its turn started.
+    expect(rig.platform.messagesIn(chat)[0]!.idempotencyKey).toMatch(/^answer:test:dm-eve:\d+$/);
+    await rig.stopApp();
+
+    // As if the process had died with an answer on its way out: the journal says so.
+    const store = await Store.open({ url: `sqlite://${join(rig.dir, 'pincer.sqlite')}` });
+    const history = new ThreadHistory(store, silentLogger);
+    const record = (await history.get('test:dm-eve'))!;
+    await history.update('test:dm-eve', record.chat, (current) => {
+      current.turn = { startedAt: 1_700_000_000_000, userId: 'test:eve', speaker: user, phase: 'delivering', answer: 'the answer on its way' };
+    });
+    const journal = new TurnJournal(store, silentLogger);
+    journal.mark('test:dm-eve');
+    await journal.durable();
+    await history.flush();
+    await store.close();
+
+    await rig.startApp();
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).find((m) => m.text === 'the answer on its way'), 5_000, 'the answer sent again');
+    const resent = rig.platform.messagesIn(chat).find((m) => m.text === 'the answer on its way')!;
+    expect(resent.idempotencyKey).toBe('answer:test:dm-eve:1700000000000');
   });
 });

@@ -25,6 +25,7 @@ import type {
   InboundMessage,
   Reply,
   Sender,
+  SendOptions,
   SentMessage,
 } from '../../src/channels/types.js';
 import { ChannelError } from '../../src/errors.js';
@@ -146,9 +147,13 @@ export class TestChannel implements Channel {
   }
 
   /** Records the text, split at `maxMessageLength` like a real platform. */
-  async send(chat: ChatAddress, text: string, options: { replyTo?: string } = {}): Promise<SentMessage> {
+  async send(chat: ChatAddress, text: string, options: SendOptions = {}): Promise<SentMessage> {
     await this.platform.outbound('send');
-    const ids = this.parts(text).map((part) => this.record(chat, part, options.replyTo).id);
+    const ids = this.parts(text).map((part) => {
+      const record = this.record(chat, part, options.replyTo);
+      if (options.idempotencyKey) record.idempotencyKey = options.idempotencyKey;
+      return record.id;
+    });
     this.platform.changed();
     return { chat, ids };
   }

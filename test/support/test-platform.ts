@@ -25,6 +25,8 @@ export interface SentRecord {
   /** Every version, oldest first; the last one is `text`. */
   history: string[];
   replyTo?: string;
+  /** The name the message was sent under (SendOptions.idempotencyKey), if any. */
+  idempotencyKey?: string;
   /** Emptied by an edit that needed fewer parts. */
   deleted: boolean;
 }

@@ -27,6 +27,7 @@ import type {
   ChatAddress,
   ChatInfo,
   InboundEvent,
+  SendOptions,
   SentMessage,
 } from '../types.js';
 import { isGuildAdmin } from './admin.js';
@@ -142,8 +143,8 @@ export class DiscordChannel implements Channel {
   }
 
   /** Sends markdown, split into parts of at most 2,000 characters. */
-  send(chat: ChatAddress, text: string, options?: { replyTo?: string }): Promise<SentMessage> {
-    return this.outbound.send(chat, renderParts(text), { replyTo: options?.replyTo });
+  send(chat: ChatAddress, text: string, options: SendOptions = {}): Promise<SentMessage> {
+    return this.outbound.send(chat, renderParts(text), options);
   }
 
   /** Edits the parts of a sent message; extra parts are sent, surplus ones deleted. */

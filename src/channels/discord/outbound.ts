@@ -3,6 +3,7 @@
  * several Discord messages (parts), sent and edited by ../multipart.ts with the
  * Discord operations given here.
  */
+import { createHash } from 'node:crypto';
 import type {
   APIActionRowComponent,
   APIComponentInMessageActionRow,
@@ -26,6 +27,8 @@ export interface PartOptions {
   replyTo?: string;
   /** Buttons under the last part; `[]` removes them. */
   lastComponents?: ButtonRows;
+  /** Names the message: each part's nonce derives from it, so Discord drops a repeated send. */
+  idempotencyKey?: string;
 }
 
 /** Message I/O over the discord.js REST client. */
@@ -72,6 +75,7 @@ export class DiscordOutbound {
       send: (content, at) => {
         const create: MessageCreateOptions = { content, allowedMentions: { parse: [], repliedUser: false } };
         if (at.index === 0 && options.replyTo) create.reply = { messageReference: options.replyTo, failIfNotExists: false };
+        if (options.idempotencyKey) Object.assign(create, { nonce: nonceOf(options.idempotencyKey, at.index), enforceNonce: true });
         const components = componentsAt(at);
         if (components) create.components = components;
         return this.create(channel, chat, create);
@@ -118,6 +122,11 @@ export class DiscordOutbound {
     if (!channel?.isSendable()) throw new ChannelError('discord', `channel ${chat.chatId} is not a text channel`);
     return channel;
   }
+}
+
+/** Discord's nonce for part `index` of the message named `key`: at most 25 characters. */
+export function nonceOf(key: string, index: number): string {
+  return createHash('sha256').update(`${key}\u0000${index}`).digest('base64url').slice(0, 25);
 }
 
 /** Discord has no sub-conversations: threads are channels of their own. */

@@ -23,6 +23,7 @@ import type {
   ChatAddress,
   ChatInfo,
   InboundEvent,
+  SendOptions,
   SentMessage,
 } from '../types.js';
 import { slackAllowlists } from './access.js';
@@ -150,7 +151,7 @@ export class SlackChannel implements Channel {
    * Posts in the conversation, inside its thread when it has one. `replyTo` is not used: on
    * Slack a reply is a thread, and the address already names it.
    */
-  send(chat: ChatAddress, text: string, _options?: { replyTo?: string }): Promise<SentMessage> {
+  send(chat: ChatAddress, text: string, _options?: SendOptions): Promise<SentMessage> {
     return this.outbound.send(chat, text);
   }
 

@@ -25,6 +25,7 @@ import type {
   ChatAddress,
   ChatInfo,
   InboundEvent,
+  SendOptions,
   SentMessage,
 } from '../types.js';
 import { AccessPolicy } from './access.js';
@@ -164,7 +165,7 @@ export class TelegramChannel implements Channel {
   }
 
   /** Sends markdown as Telegram HTML, split into parts of at most 4096 characters. */
-  send(chat: ChatAddress, text: string, options?: { replyTo?: string }): Promise<SentMessage> {
+  send(chat: ChatAddress, text: string, options?: SendOptions): Promise<SentMessage> {
     return this.outbound.send(chat, text, { replyTo: options?.replyTo });
   }
 

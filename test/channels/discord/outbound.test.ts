@@ -48,6 +48,18 @@ describe('discord outbound messages', () => {
     expect(h.discord.messagesIn(chat.chatId).map((message) => message.id)).toEqual(sent.ids);
   });
 
+  it('does not post an answer twice when it is sent again under the same name (a successor resuming it)', async () => {
+    const { text } = longAnswer();
+    const first = await h.channel.send(freshChat(), text, { idempotencyKey: 'answer:discord:1:1700000000000' });
+    const again = await h.channel.send(chat, text, { idempotencyKey: 'answer:discord:1:1700000000000' });
+    expect(again.ids).toEqual(first.ids);
+    expect(h.discord.messagesIn(chat.chatId).map((message) => message.id)).toEqual(first.ids);
+    // Another answer, even with the same text, is another message.
+    const other = await h.channel.send(chat, text, { idempotencyKey: 'answer:discord:1:1700000000001' });
+    expect(other.ids.some((id) => first.ids.includes(id))).toBe(false);
+    expect(h.discord.messagesIn(chat.chatId)).toHaveLength(first.ids.length * 2);
+  });
+
   it('sends without pinging anyone', async () => {
     const sent = await h.channel.send(freshChat(), '@everyone the key is here');
     const [request] = posts(h.discord.requests, chat.chatId);
