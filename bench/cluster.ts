@@ -5,8 +5,9 @@
  * - Throughput: 400 messages over 200 threads (two per thread, a thread's
  *   second once its first was delivered), a fake model answering after 100 ms,
  *   `agent.maxConcurrentTurns` 16; wall time from the first message to the
- *   last answer, on Telegram (one elected poller) and on Slack (Socket Mode on
- *   every instance; events spread over the connections).
+ *   last answer, on Telegram (one elected poller; the instances share
+ *   Telegram's 30 messages a second, so it bounds both runs) and on Slack
+ *   (Socket Mode on every instance; events spread over the connections).
  * - Failover, three instances with `cluster.leaseTtlMs` 2000 and 12 threads
  *   each writing every 300 ms: SIGKILL the owner of a busy thread (Telegram,
  *   and Slack, where no poller is involved) and time the kill to that thread's
