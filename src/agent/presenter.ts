@@ -5,7 +5,7 @@
  * faster than the platform allows. It also knows what the turn is doing and
  * since when, for /status.
  */
-import { IN_PROGRESS_MARK, type ChannelCapabilities, type ChatAddress, type SentMessage } from '../channels/types.js';
+import { IN_PROGRESS_MARK, type ChannelCapabilities, type ChatAddress, type SendOptions, type SentMessage } from '../channels/types.js';
 import type { Outbox } from './outbox.js';
 import { cleanReply } from './reasoning.js';
 
@@ -173,10 +173,10 @@ export class TurnPresenter {
    * Shows the final text of the turn (editing the streamed message, if any) and
    * stops typing. In a group the answer replies to the message it answers.
    * Resolves once the answer is sent; the status line is updated after it.
-   * `key` names the answer, so that sending it again is recognised where the
-   * platform can tell (see SendOptions).
+   * `options` name the answer (and say when it is being sent again), so that a
+   * second sending is recognised where the platform can tell (SendOptions).
    */
-  async finish(text: string, replyTo?: string, key?: string): Promise<void> {
+  async finish(text: string, options: SendOptions = {}): Promise<void> {
     this.close();
     const stream = this.stream;
     this.stream = undefined;
@@ -184,7 +184,7 @@ export class TurnPresenter {
       await stream.pending;
       await this.outbox.edit(stream.message, text);
     } else {
-      await this.outbox.send(this.chat, text, { ...(replyTo ? { replyTo } : {}), ...(key ? { idempotencyKey: key } : {}) });
+      await this.outbox.send(this.chat, text, options);
     }
     this.settleStatus();
   }

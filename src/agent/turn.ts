@@ -77,7 +77,7 @@ export class TurnEngine {
     if (open.phase === 'delivering' && open.answer !== undefined) {
       turn.outcome = 'response';
       // The same key as the first attempt: a platform that recognises it does not post the answer twice.
-      await turn.presenter.finish(open.answer, turn.replyTo, answerKey(record.key, open));
+      await turn.presenter.finish(open.answer, { ...answerOptions(turn, record.key, open), resumed: true });
       delete record.turn;
       await this.save(turn);
       return;
@@ -216,7 +216,7 @@ export class TurnEngine {
         this.closeJournal(turn);
         await this.save(turn);
         // A person who sent /stop has their confirmation; a shutdown owes them a word.
-        if (stoppedBy(turn) === 'shutdown') await presenter.finish(SHUTDOWN_NOTICE, turn.replyTo);
+        if (stoppedBy(turn) === 'shutdown') await presenter.finish(SHUTDOWN_NOTICE, turn.replyTo ? { replyTo: turn.replyTo } : {});
         else presenter.close();
         return;
       case 'max_iterations': {
@@ -248,7 +248,7 @@ export class TurnEngine {
     // The send may wait for the platform's pacing: the runner awaits it outside
     // the turn slot, so other threads are not held up meanwhile.
     turn.delivery = (async () => {
-      await turn.presenter.finish(text, turn.replyTo, answerKey(record.key, open));
+      await turn.presenter.finish(text, answerOptions(turn, record.key, open));
       delete record.turn;
       await this.save(turn, { wait: false });
     })();
@@ -346,9 +346,9 @@ function openTurn(turn: TurnState): OpenTurn {
   return open;
 }
 
-/** The name of a turn's answer, the same when a successor sends it again. */
-function answerKey(thread: string, open: OpenTurn): string {
-  return `answer:${thread}:${open.startedAt}`;
+/** How a turn's answer is sent: a reply where it has one, under a name that is the same when a successor sends it again. */
+function answerOptions(turn: TurnState, thread: string, open: OpenTurn): { replyTo?: string; idempotencyKey: string } {
+  return { ...(turn.replyTo ? { replyTo: turn.replyTo } : {}), idempotencyKey: `answer:${thread}:${open.startedAt}` };
 }
 
 /** Why the turn was stopped, if it was. */

@@ -196,6 +196,12 @@ export interface SendOptions {
    * platform can tell (Discord's enforced nonce) and not posted twice.
    */
   idempotencyKey?: string;
+  /**
+   * The message may have gone out already (a successor resumes an answer that
+   * was being sent): where the platform can look back (Slack's recent
+   * history), the parts already there are not posted again.
+   */
+  resumed?: boolean;
 }
 
 /** Books one use of a limit shared by every instance of the bot. */

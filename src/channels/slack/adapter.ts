@@ -92,7 +92,7 @@ export class SlackChannel implements Channel {
     this.api = new SlackWebApi(new webApi.WebClient(config.botToken, this.clientOptions));
     const lookupOptions = webClientOptions(config.apiUrl, this.options.lookupRetries, logger);
     this.directory = new SlackDirectory(new SlackWebApi(new webApi.WebClient(config.botToken, lookupOptions)), this.log);
-    this.outbound = new SlackOutbound(this.api);
+    this.outbound = new SlackOutbound(this.api, this.log);
   }
 
   /** Identifies the bot (auth.test), then connects; resolves once events can flow. */
@@ -151,8 +151,8 @@ export class SlackChannel implements Channel {
    * Posts in the conversation, inside its thread when it has one. `replyTo` is not used: on
    * Slack a reply is a thread, and the address already names it.
    */
-  send(chat: ChatAddress, text: string, _options?: SendOptions): Promise<SentMessage> {
-    return this.outbound.send(chat, text);
+  send(chat: ChatAddress, text: string, options?: SendOptions): Promise<SentMessage> {
+    return this.outbound.send(chat, text, options);
   }
 
   /** Updates the parts in place (chat.update), posting extra parts and blanking surplus ones. */

@@ -6,7 +6,8 @@
  */
 import { approvalPromptText, approvalResolvedText } from '../approval-text.js';
 import { editParts, sendParts, ShownParts, type PartOperations } from '../multipart.js';
-import type { ApprovalOutcome, ApprovalPrompt, ChatAddress, SentMessage } from '../types.js';
+import type { Logger } from '../../log.js';
+import type { ApprovalOutcome, ApprovalPrompt, ChatAddress, SendOptions, SentMessage } from '../types.js';
 import { approvalActionsBlock, BLANK, sectionBlock } from './blocks.js';
 import { SLACK } from './chat.js';
 import { mrkdwnParts } from './format.js';
@@ -19,12 +20,29 @@ export class SlackOutbound {
   /** Last text of recent parts, so that an edit skips the parts it does not change. */
   private readonly shown = new ShownParts();
 
-  constructor(private readonly api: SlackWebApi) {}
+  constructor(
+    private readonly api: SlackWebApi,
+    private readonly log: Logger,
+  ) {}
 
-  /** Posts `markdown` as one or more messages, in order. */
-  async send(chat: ChatAddress, markdown: string): Promise<SentMessage> {
+  /**
+   * Posts `markdown` as one or more messages, in order. A named answer's parts
+   * carry its name as metadata; when it is resumed, the parts found in the
+   * conversation already are not posted again.
+   */
+  async send(chat: ChatAddress, markdown: string, options: SendOptions = {}): Promise<SentMessage> {
     const address = addressOf(chat);
-    return { chat: address, ids: await sendParts(mrkdwnParts(markdown), this.partsIn(address)) };
+    const key = options.idempotencyKey;
+    const ops = this.partsIn(address, key);
+    if (key && options.resumed) {
+      const posted = await this.postedParts(address, key);
+      const post = ops.send;
+      ops.send = (part, at) => {
+        const ts = posted.get(at.index);
+        return ts ? Promise.resolve(ts) : post(part, at);
+      };
+    }
+    return { chat: address, ids: await sendParts(mrkdwnParts(markdown), ops) };
   }
 
   /** Replaces the text of a sent message, as {@link editParts} says. */
@@ -54,11 +72,24 @@ export class SlackOutbound {
     await this.api.update(message.chat.chatId, ts, text, [sectionBlock(text)]);
   }
 
+  /** The parts of the answer named `key` already posted; none when the history cannot be read (all are posted then). */
+  private async postedParts(chat: ChatAddress, key: string): Promise<Map<number, string>> {
+    try {
+      const posted = await this.api.answerParts(chat.chatId, chat.subId, key);
+      if (posted.size) this.log.info({ chat: chat.chatId, parts: posted.size }, 'slack: parts of a resumed answer were posted already; not posting them again');
+      return posted;
+    } catch (error) {
+      this.log.warn({ err: error, chat: chat.chatId }, 'slack: could not look for the parts of a resumed answer; posting it whole');
+      return new Map();
+    }
+  }
+
   /** The operations on the parts of one reply in `chat`; a `ts` is unique only within its conversation. */
-  private partsIn(chat: ChatAddress): PartOperations<string> {
+  private partsIn(chat: ChatAddress, key?: string): PartOperations<string> {
     const update = (ts: string, part: string) => this.api.update(chat.chatId, ts, part, [sectionBlock(part)]);
     return {
-      send: (part) => this.api.postMessage({ channel: chat.chatId, text: part, blocks: [sectionBlock(part)], threadTs: chat.subId }),
+      send: (part, at) =>
+        this.api.postMessage({ channel: chat.chatId, text: part, blocks: [sectionBlock(part)], threadTs: chat.subId, ...(key ? { answer: { key, part: at.index } } : {}) }),
       edit: async (ts, part) => {
         await update(ts, part);
         return ts;

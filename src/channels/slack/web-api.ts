@@ -64,7 +64,14 @@ export interface OutgoingMessage {
   text: string;
   blocks: SlackBlock[];
   threadTs?: string;
+  /** Part `part` of the answer named `key` (SendOptions.idempotencyKey), kept as the message's metadata. */
+  answer?: { key: string; part: number };
 }
+
+/** The metadata event type that marks a part of a named answer. */
+export const ANSWER_EVENT = 'pincer_answer';
+/** How far back a resumed answer is looked for in a conversation (it was being sent moments before); a page of a thread's replies. */
+const RECENT_MESSAGES = 100;
 
 /** Typed Web API calls; every failure surfaces as a ChannelError. */
 export class SlackWebApi {
@@ -85,10 +92,41 @@ export class SlackWebApi {
         text: message.text,
         blocks: message.blocks,
         ...(message.threadTs ? { thread_ts: message.threadTs } : {}),
+        ...(message.answer ? { metadata: { event_type: ANSWER_EVENT, event_payload: { key: message.answer.key, part: message.answer.part } } } : {}),
       }),
     );
     if (!result.ts) throw new ChannelError('slack', 'chat.postMessage returned no ts');
     return result.ts;
+  }
+
+  /**
+   * The parts of the answer named `key` among the conversation's (or its
+   * thread's) latest {@link RECENT_MESSAGES} messages, by part index:
+   * `conversations.history` or `conversations.replies` with their metadata.
+   */
+  async answerParts(channel: string, threadTs: string | undefined, key: string): Promise<Map<number, string>> {
+    const query = { channel, include_all_metadata: true, limit: RECENT_MESSAGES };
+    const parts = new Map<number, string>();
+    const note = (messages: { ts?: string; metadata?: unknown }[] = []) => {
+      for (const message of messages) {
+        const metadata = message.metadata as { event_type?: string; event_payload?: { key?: unknown; part?: unknown } } | undefined;
+        if (metadata?.event_type === ANSWER_EVENT && metadata.event_payload?.key === key && message.ts) parts.set(Number(metadata.event_payload.part), message.ts);
+      }
+    };
+    if (!threadTs) {
+      // Newest first: the latest messages are the first page.
+      note((await this.call('conversations.history', () => this.client.conversations.history(query))).messages);
+      return parts;
+    }
+    // A thread's replies come oldest first: page through to its end.
+    let cursor: string | undefined;
+    for (let page = 0; page < 20; page += 1) {
+      const result = await this.call('conversations.replies', () => this.client.conversations.replies({ ...query, ts: threadTs, ...(cursor ? { cursor } : {}) }));
+      note(result.messages);
+      cursor = result.response_metadata?.next_cursor || undefined;
+      if (!result.has_more || !cursor) break;
+    }
+    return parts;
   }
 
   /** `chat.update` of one message: its text and its blocks (an empty list removes them). */

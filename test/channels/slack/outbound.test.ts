@@ -86,6 +86,42 @@ describe('SlackChannel outbound messages', () => {
     expect(fake.callsOf('chat.update').length - updatesBefore).toBe(updates);
   });
 
+  it('resumes a named answer without posting again the parts that went out before, in a DM and in a thread', async () => {
+    const { fake, channel } = harness;
+    const { markdown } = longAnswer();
+    const root = await fake.sendMessage({ channel: GENERAL, user: ALICE.id, text: 'question two', mention: true });
+    for (const chat of [{ channel: 'slack', chatId: DM_ALICE }, { channel: 'slack', chatId: GENERAL, subId: root.ts }]) {
+      const before = fake.botMessages(chat.chatId).length;
+      const key = `answer:slack:${chat.chatId}:1700000000000`;
+      const first = await channel.send(chat, markdown, { idempotencyKey: key });
+      expect(first.ids.length).toBeGreaterThanOrEqual(4);
+      // The whole answer had gone out: nothing is posted again.
+      const again = await channel.send(chat, markdown, { idempotencyKey: key, resumed: true });
+      expect(again.ids).toEqual(first.ids);
+      expect(fake.botMessages(chat.chatId)).toHaveLength(before + first.ids.length);
+      // Another answer under another name is posted, even when resumed.
+      const other = await channel.send(chat, 'a different answer', { idempotencyKey: `${key}1`, resumed: true });
+      expect(first.ids).not.toContain(other.ids[0]);
+      expect(fake.botMessages(chat.chatId)).toHaveLength(before + first.ids.length + 1);
+    }
+  });
+
+  it('posts only the missing parts of a resumed answer that had gone out in part', async () => {
+    const { fake, channel } = harness;
+    const { markdown } = longAnswer();
+    const chat = { channel: 'slack', chatId: DM_ALICE };
+    const key = 'answer:slack:partial:1700000000000';
+    const whole = await channel.send(chat, markdown, { idempotencyKey: key });
+    // As if the sender had died after its first two parts: the rest never reached Slack.
+    for (const ts of whole.ids.slice(2)) fake.workspace.removeMessage(DM_ALICE, ts);
+    const kept = fake.botMessages(DM_ALICE).filter((message) => whole.ids.includes(message.ts)).length;
+    expect(kept).toBe(2);
+    const resumed = await channel.send(chat, markdown, { idempotencyKey: key, resumed: true });
+    expect(resumed.ids.slice(0, 2)).toEqual(whole.ids.slice(0, 2));
+    expect(resumed.ids).toHaveLength(whole.ids.length);
+    expect(resumed.ids.slice(2).some((ts) => whole.ids.includes(ts))).toBe(false);
+  });
+
   it('reports a platform refusal as a ChannelError', async () => {
     await expect(harness.channel.send({ channel: 'slack', chatId: 'C0MISSING' }, 'hi')).rejects.toMatchObject({
       name: 'ChannelError',

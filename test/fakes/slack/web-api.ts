@@ -34,6 +34,8 @@ const HANDLERS: Record<string, Handler> = {
   'chat.postEphemeral': postEphemeral,
   'users.info': usersInfo,
   'conversations.info': conversationsInfo,
+  'conversations.history': conversationsHistory,
+  'conversations.replies': conversationsReplies,
 };
 
 /** The methods that take the app-level token rather than the bot token. */
@@ -97,6 +99,7 @@ function postMessage(workspace: FakeWorkspace, params: Params, hooks: MethodHook
     user: workspace.bot.userId,
     bot_id: workspace.bot.botId,
     ...(threadTs ? { thread_ts: threadTs } : {}),
+    ...(params.metadata && typeof params.metadata === 'object' ? { metadata: params.metadata } : {}),
   });
   hooks.onBotMessage(message);
   return { channel, ts: message.ts, message: { type: 'message', text, user: message.user, bot_id: message.bot_id, ts: message.ts } };
@@ -155,4 +158,44 @@ function conversationsInfo(workspace: FakeWorkspace, params: Params): Params {
       ...(conversation.user ? { user: conversation.user } : {}),
     },
   };
+}
+
+/** A message as the history methods return it; metadata only when asked for. */
+function historyJson(message: FakeMessage, params: Params): Params {
+  const withMetadata = params.include_all_metadata === true || params.include_all_metadata === 'true';
+  return {
+    type: 'message',
+    ts: message.ts,
+    text: message.text,
+    ...(message.user ? { user: message.user } : {}),
+    ...(message.bot_id ? { bot_id: message.bot_id } : {}),
+    ...(message.thread_ts ? { thread_ts: message.thread_ts } : {}),
+    ...(withMetadata && message.metadata ? { metadata: message.metadata } : {}),
+  };
+}
+
+/** A page of `list`: `limit` entries from the cursor (an offset, as the fake keeps it). */
+function page(list: FakeMessage[], params: Params): { items: FakeMessage[]; next?: string } {
+  const limit = Math.max(1, Math.min(999, Number(params.limit ?? 100) || 100));
+  const from = Number(params.cursor ?? 0) || 0;
+  const items = list.slice(from, from + limit);
+  return from + limit < list.length ? { items, next: String(from + limit) } : { items };
+}
+
+/** The conversation's top-level messages, newest first. */
+function conversationsHistory(workspace: FakeWorkspace, params: Params): Params {
+  const channel = requireConversation(workspace, params);
+  const top = workspace.messages(channel).filter((message) => !message.thread_ts || message.thread_ts === message.ts).reverse();
+  const { items, next } = page(top, params);
+  return { messages: items.map((message) => historyJson(message, params)), has_more: next !== undefined, response_metadata: { next_cursor: next ?? '' } };
+}
+
+/** A thread: its parent, then its replies, oldest first. */
+function conversationsReplies(workspace: FakeWorkspace, params: Params): Params {
+  const channel = requireConversation(workspace, params);
+  const ts = requireString(params, 'ts');
+  const thread = workspace.messages(channel).filter((message) => message.ts === ts || message.thread_ts === ts);
+  if (!thread.length) throw new SlackApiFailure('thread_not_found');
+  const { items, next } = page(thread, params);
+  return { messages: items.map((message) => historyJson(message, params)), has_more: next !== undefined, response_metadata: { next_cursor: next ?? '' } };
 }

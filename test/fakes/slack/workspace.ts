@@ -41,6 +41,8 @@ export interface FakeMessage {
   buttons: Map<string, { action_id: string; value?: string; text?: { text?: string } }>;
   /** Posted through a slash command's response_url. */
   viaResponseUrl?: boolean;
+  /** The message's metadata (chat.postMessage `metadata`), returned by the history methods with include_all_metadata. */
+  metadata?: unknown;
 }
 
 /** Something only one user saw: an ephemeral message or an ephemeral command response. */
@@ -90,6 +92,12 @@ export class FakeWorkspace {
   /** The message at `ts` in `channel`. */
   message(channel: string, ts: string): FakeMessage | undefined {
     return this.messagesByChannel.get(channel)?.find((message) => message.ts === ts);
+  }
+
+  /** Takes a message out as if it had never been posted (a sending that did not reach Slack). */
+  removeMessage(channel: string, ts: string): void {
+    const list = this.messagesByChannel.get(channel) ?? [];
+    this.messagesByChannel.set(channel, list.filter((message) => message.ts !== ts));
   }
 
   /** Applies an edit; blocks are kept when the edit gives none, as Slack does. */
