@@ -6,8 +6,7 @@
  * agree); an instance that dies drops out once its score is past.
  */
 import type { Logger } from '../log.js';
-import { CLUSTER_PREFIX, type ClusterNode } from './node.js';
-import { REDIS_NOW_MS } from './rate-limits.js';
+import { CLUSTER_PREFIX, REDIS_NOW_MS, type ClusterNode } from './node.js';
 
 /** The sorted set of live instances: member the instance id, score alive-until in ms. */
 export const MEMBERS_KEY = `${CLUSTER_PREFIX}members`;

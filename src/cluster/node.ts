@@ -14,6 +14,12 @@ import type { Logger } from '../log.js';
 
 /** Every key of the cluster starts with this. */
 export const CLUSTER_PREFIX = 'pincer:cluster:';
+
+/** The current time in milliseconds, on Redis's clock (a Lua fragment). */
+export const REDIS_NOW_MS = `
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)`;
+
 /** The pub/sub channel the instances talk on. */
 const BUS = `${CLUSTER_PREFIX}bus`;
 

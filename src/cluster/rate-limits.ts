@@ -9,12 +9,7 @@ import type { Redis } from 'ioredis';
 import type { SharedBudget } from '../channels/types.js';
 import type { RateLimiter, RateLimitOutcome } from '../tools/stages/rate-limit.js';
 import type { ToolRateLimit } from '../tools/types.js';
-import { CLUSTER_PREFIX } from './node.js';
-
-/** The current time in milliseconds, on Redis's clock (a Lua fragment). */
-export const REDIS_NOW_MS = `
-local clock = redis.call('TIME')
-local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)`;
+import { CLUSTER_PREFIX, REDIS_NOW_MS } from './node.js';
 
 /**
  * Records a call in KEYS[1] (ARGV[1] its member) unless the calls of the last

@@ -12,8 +12,7 @@ import { threadKeyOf } from '../channels/types.js';
 import { toQueued } from '../agent/inbox.js';
 import { RATE_NOTICE_EVERY_MS, RATE_WINDOW_MS } from '../agent/inbound-limits.js';
 import type { Logger } from '../log.js';
-import { CLUSTER_PREFIX, type ClusterNode, type HeldLease } from './node.js';
-import { REDIS_NOW_MS } from './rate-limits.js';
+import { CLUSTER_PREFIX, REDIS_NOW_MS, type ClusterNode, type HeldLease } from './node.js';
 import { leaseNameOf, threadKeys, type InboxEntry, type LeaseHolder } from './thread-storage.js';
 
 /** Threads with work not finished by a lease holder. */

@@ -59,13 +59,19 @@ export function createMetrics(services: AgentServices, runtime: Runtime): Regist
   });
   const shared = services.cluster?.threads;
   if (shared) {
+    // Both gauges come from one read of Redis per scrape.
+    let read: { at: number; backlog: Promise<{ messages: number; threads: number }> } | undefined;
+    const backlog = () => {
+      if (!read || Date.now() - read.at > 1_000) read = { at: Date.now(), backlog: shared.backlog() };
+      return read.backlog;
+    };
     // The bot's whole backlog on Redis, the same on every instance (pincer_queued_messages is this instance's share).
     new Gauge({
       name: 'pincer_inbox_messages',
       help: 'Messages in the shared per-thread inboxes on Redis, waiting for their thread (all instances)',
       registers: [registry],
       async collect() {
-        this.set((await shared.backlog()).messages);
+        this.set((await backlog()).messages);
       },
     });
     new Gauge({
@@ -73,7 +79,7 @@ export function createMetrics(services: AgentServices, runtime: Runtime): Regist
       help: 'Threads with work not finished on Redis (all instances)',
       registers: [registry],
       async collect() {
-        this.set((await shared.backlog()).threads);
+        this.set((await backlog()).threads);
       },
     });
   }

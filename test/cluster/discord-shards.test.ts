@@ -16,14 +16,12 @@ import { RedisElection } from '../../src/cluster/redis-election.js';
 import { DiscordConfigSchema } from '../../src/config/schema.js';
 import { silentLogger } from '../../src/log.js';
 import { EventReader, testDeps } from '../channels/discord/harness.js';
-import { flushDb, redisDbUrl } from '../e2e/cluster-harness.js';
+import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
 import { startFakeDiscord, type FakeDiscord, type FakeUser } from '../fakes/discord/index.js';
 
-const base = process.env.PINCER_TEST_REDIS_URL;
-const skip = base ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)';
 
 /** Database 14 of the test Redis: this suite's own, emptied before each test. */
-const redisUrl = () => redisDbUrl(base!, 14);
+const { available, skip, url: redisUrl } = testRedisDb(14);
 const LEASE_TTL_MS = 1_000;
 
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -80,7 +78,7 @@ function mention(discord: FakeDiscord, channelId: string, author: FakeUser, text
 
 const textOf = (event: { type: string }) => (event as InboundMessage).text;
 
-describe.skipIf(!base)(`Discord shards shared by two instances on Redis${skip}`, () => {
+describe.skipIf(!available)(`Discord shards shared by two instances on Redis${skip}`, () => {
   it('gives each instance one of two shards, delivers each guild once, and moves a dead instance’s shard to the other', async () => {
     const discord = await startFake(2);
     const rooms = [0, 1].map((shard) => discord.createTextChannel(`room-${shard}`, discord.addGuild(`Guild ${shard}`, { shard: [shard, 2] }).id).id);

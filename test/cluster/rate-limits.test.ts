@@ -6,12 +6,10 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisRateLimiter, RedisSharedBudget } from '../../src/cluster/rate-limits.js';
 import { MessagePacer } from '../../src/channels/telegram/pacing.js';
-import { flushDb, redisDbUrl } from '../e2e/cluster-harness.js';
+import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
 
-const base = process.env.PINCER_TEST_REDIS_URL;
-const skip = base ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)';
 /** Database 8 of the test Redis: this suite's own. */
-const url = () => redisDbUrl(base!, 8);
+const { available, skip, url } = testRedisDb(8);
 
 const connections: Redis[] = [];
 afterEach(async () => {
@@ -30,7 +28,7 @@ async function twoLimiters(): Promise<[RedisRateLimiter, RedisRateLimiter]> {
   return [new RedisRateLimiter(a), new RedisRateLimiter(b)];
 }
 
-describe.skipIf(!base)(`tool rate limits on Redis${skip}`, () => {
+describe.skipIf(!available)(`tool rate limits on Redis${skip}`, () => {
   it('counts the calls of every instance against one limit per minute', async () => {
     const [a, b] = await twoLimiters();
     const limit = { perMinute: 3 };
@@ -55,7 +53,7 @@ describe.skipIf(!base)(`tool rate limits on Redis${skip}`, () => {
   });
 });
 
-describe.skipIf(!base)(`Telegram's overall message limit shared on Redis${skip}`, () => {
+describe.skipIf(!available)(`Telegram's overall message limit shared on Redis${skip}`, () => {
   it('books the starts of every instance against one limit', async () => {
     const [a, b] = (await twoConnections()).map((redis) => new RedisSharedBudget(redis));
     const waits: number[] = [];

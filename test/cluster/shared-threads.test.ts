@@ -17,13 +17,11 @@ import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeResponde
 import { threadKeyOf } from '../../src/channels/types.js';
 import { threadKeys } from '../../src/cluster/thread-storage.js';
 import { SHUTDOWN_NOTICE } from '../../src/agent/turn.js';
-import { flushDb, redisDbUrl } from '../e2e/cluster-harness.js';
+import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
 
-const base = process.env.PINCER_TEST_REDIS_URL;
-const skip = base ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)';
 
 /** Database 9 of the test Redis: this suite's own, emptied before each test. */
-const redisUrl = () => redisDbUrl(base!, 9);
+const { available, skip, url: redisUrl } = testRedisDb(9);
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -74,7 +72,7 @@ async function waitFor(check: () => boolean, what: () => string, timeoutMs = 20_
   }
 }
 
-describe.skipIf(!base)(`threads shared by two instances on Redis${skip}`, () => {
+describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, () => {
   it('answers every message once, in order, whichever instance received it', async () => {
     const { platform, a, b } = await startPair();
     const threads = 12;
@@ -225,7 +223,7 @@ describe.skipIf(!base)(`threads shared by two instances on Redis${skip}`, () => 
   }, 60_000);
 });
 
-describe.skipIf(!base)(`usage counted by two instances on Redis${skip}`, () => {
+describe.skipIf(!available)(`usage counted by two instances on Redis${skip}`, () => {
   it('adds up the calls of both instances in the stored total', async () => {
     await flushDb(redisUrl());
     const { Store } = await import('../../src/store/store.js');

@@ -29,6 +29,16 @@ export function redisDbUrl(base: string, db: number): string {
   return url.toString();
 }
 
+/** A suite's own database of the test Redis (PINCER_TEST_REDIS_URL), and why its tests skip without one. */
+export function testRedisDb(db: number): { available: boolean; skip: string; url: () => string } {
+  const base = process.env.PINCER_TEST_REDIS_URL;
+  return {
+    available: Boolean(base),
+    skip: base ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)',
+    url: () => redisDbUrl(base!, db),
+  };
+}
+
 /** Empties the database of `url`; rejects when Redis does not answer within `timeoutMs`. */
 export async function flushDb(url: string, timeoutMs = 2_000): Promise<void> {
   const redis = new Redis(url, { lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null });

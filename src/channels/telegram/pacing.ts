@@ -145,21 +145,25 @@ export class MessagePacer {
     let at = Math.max(clock.now(), (lane.starts.at(-1) ?? -Infinity) + limits.chatIntervalMs);
     if (group && lane.starts.length >= limits.groupLimit) at = Math.max(at, lane.starts.at(-limits.groupLimit)! + limits.groupPeriodMs);
     if (at > clock.now()) await clock.sleep(at - clock.now());
-    if (this.shared) {
-      const wait = await this.shared.reserve('telegram:messages', limits.globalLimit, limits.globalPeriodMs);
-      lane.starts.push(clock.now() + wait);
-      if (lane.starts.length > (group ? limits.groupLimit : 1)) lane.starts.shift();
-      if (wait > 0) await clock.sleep(wait);
-      return;
-    }
-    // Booked in call order at the present time, so the global list stays ascending.
+    const start = await this.bookOverall();
+    lane.starts.push(start);
+    if (lane.starts.length > (group ? limits.groupLimit : 1)) lane.starts.shift();
+    if (start > clock.now()) await clock.sleep(start - clock.now());
+  }
+
+  /**
+   * Books the start of one more message against the overall limit: in Redis
+   * when several instances send as one bot, else in this process (in call
+   * order at the present time, so the list stays ascending).
+   */
+  private async bookOverall(): Promise<number> {
+    const { limits, clock } = this;
+    if (this.shared) return clock.now() + (await this.shared.reserve('telegram:messages', limits.globalLimit, limits.globalPeriodMs));
     const now = clock.now();
     const start = this.global.length >= limits.globalLimit ? Math.max(now, this.global.at(-limits.globalLimit)! + limits.globalPeriodMs) : now;
     this.global.push(start);
     if (this.global.length > limits.globalLimit) this.global.shift();
-    lane.starts.push(start);
-    if (lane.starts.length > (group ? limits.groupLimit : 1)) lane.starts.shift();
-    if (start > now) await clock.sleep(start - now);
+    return start;
   }
 
   /** Forgets chats with nothing queued whose last message is older than every window. */
