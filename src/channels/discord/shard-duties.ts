@@ -27,6 +27,8 @@ export function shardDuty(id: number, count: number): string {
 const RETRY_AFTER_MS = 5_000;
 /** How often a campaign waiting for room in the share looks again (local state only). */
 const ROOM_CHECK_MS = 100;
+/** How long stopping waits for the shards' clients to close. */
+const STOP_GRACE_MS = 5_000;
 
 /** What {@link ShardDuties} needs. */
 export interface ShardDutiesDeps {
@@ -74,7 +76,9 @@ export class ShardDuties {
   /** Closes the shards' gateway connections, then gives their duties back. */
   async stop(): Promise<void> {
     this.stopping.abort();
-    await Promise.all(this.loops);
+    // A gateway client that does not finish closing (one destroyed in the middle of its login) must not hold the shutdown up.
+    const stopped = await Promise.race([Promise.all(this.loops).then(() => true), sleep(STOP_GRACE_MS, false, { ref: false })]);
+    if (!stopped) this.deps.log.warn({ shards: this.shards() }, 'discord: a gateway shard did not close in time; stopping without it');
   }
 
   /** The shards this instance runs, in order. */
