@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { ApprovalBook } from './agent/approval-book.js';
 import { COMMANDS } from './agent/commands.js';
+import { DeliveryLog } from './agent/deliveries.js';
 import { AgentEvents } from './agent/events.js';
 import { ThreadHistory } from './agent/history.js';
 import { Outbox } from './agent/outbox.js';
@@ -149,7 +150,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const channels = await Promise.all(factories.map((factory) => factory.create(channelDeps(factory.name))));
   const channelMap = new Map(channels.map((channel) => [channel.name, channel]));
   const events = new AgentEvents(log);
-  const outbox = new Outbox(channelMap, (text) => redactor.redact(text), log, events);
+  const outbox = new Outbox(channelMap, (text) => redactor.redact(text), log, events, new DeliveryLog(store, log));
   const services: AgentServices = {
     config,
     log,

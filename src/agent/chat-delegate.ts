@@ -58,6 +58,8 @@ export interface TurnState {
   startedAt: number;
   /** How it ended, once it has. */
   outcome?: TurnEnd;
+  /** It goes on from a turn a crash interrupted: its answer may have gone out already, in part. */
+  resumed?: boolean;
 }
 
 /** The chat delegate of one turn. */

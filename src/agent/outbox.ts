@@ -1,10 +1,13 @@
 /**
  * Everything the agent sends goes through the outbox: secrets are redacted, and
  * a failed platform call is retried before it is given up and logged, so that a
- * transient failure never loses a reply.
+ * transient failure never loses a reply. A retry of a message in several parts
+ * goes on from the part that failed; a named answer's parts are put on record
+ * as they go, so that sending it again after a crash skips them (deliveries.ts).
  */
 import type { ApprovalOutcome, ApprovalPrompt, Channel, ChatAddress, SendOptions, SentMessage } from '../channels/types.js';
 import type { Logger } from '../log.js';
+import { memoryLedger, type DeliveryLog } from './deliveries.js';
 import type { AgentEventMap, AgentEvents } from './events.js';
 
 /** Retry schedule of outbound calls, after the adapter's own retries. */
@@ -18,6 +21,8 @@ export class Outbox {
     readonly redact: (text: string) => string,
     private readonly log: Logger,
     private readonly events?: AgentEvents,
+    /** Where named answers' sent parts are recorded; in memory only without it. */
+    private readonly deliveries?: DeliveryLog,
   ) {}
 
   /** The channel of a chat. */
@@ -26,8 +31,15 @@ export class Outbox {
   }
 
   /** Sends text (as a reply to `replyTo`, where the platform shows replies); undefined when every attempt failed (logged). */
-  send(chat: ChatAddress, text: string, options: SendOptions = {}): Promise<SentMessage | undefined> {
-    return this.attempt('send', chat, (channel) => channel.send(chat, this.redact(text), options));
+  async send(chat: ChatAddress, text: string, options: SendOptions = {}): Promise<SentMessage | undefined> {
+    const key = options.idempotencyKey;
+    const parts = options.parts ?? (key && this.deliveries ? await this.deliveries.ledger(key, options.resumed === true) : memoryLedger());
+    return this.attempt('send', chat, (channel) => channel.send(chat, this.redact(text), { ...options, parts }));
+  }
+
+  /** Drops the record of a named answer's sent parts (its turn is closed on record). */
+  async forget(idempotencyKey: string): Promise<void> {
+    await this.deliveries?.forget(idempotencyKey);
   }
 
   /** Edits a sent message; falls back to a new message when editing keeps failing. */

@@ -77,13 +77,17 @@ export class TurnEngine {
     if (open.phase === 'delivering' && open.answer !== undefined) {
       turn.outcome = 'response';
       // The same key as the first attempt: a platform that recognises it does not post the answer twice.
-      await turn.presenter.finish(open.answer, { ...answerOptions(turn, record.key, open), resumed: true });
+      const options = answerOptions(turn, record.key, open);
+      await turn.presenter.finish(open.answer, { ...options, resumed: true });
       delete record.turn;
       await this.save(turn);
+      await this.services.outbox.forget(options.idempotencyKey);
       return;
     }
     record.turn = { ...open, phase: 'running' };
     delete record.turn.answer;
+    // The answer may have gone out before the crash with the journal not yet saying so.
+    turn.resumed = true;
     record.messages.push(...interruptedResults(record.messages));
     await this.save(turn);
     await this.services.outbox.send(turn.chat, RESTART_NOTICE, turn.replyTo ? { replyTo: turn.replyTo } : {});
@@ -248,9 +252,12 @@ export class TurnEngine {
     // The send may wait for the platform's pacing: the runner awaits it outside
     // the turn slot, so other threads are not held up meanwhile.
     turn.delivery = (async () => {
-      await turn.presenter.finish(text, answerOptions(turn, record.key, open));
+      const options = answerOptions(turn, record.key, open);
+      await turn.presenter.finish(text, options);
       delete record.turn;
       await this.save(turn, { wait: false });
+      // Once the closed turn is on record nothing sends this answer again, and the record of its parts can go.
+      void this.services.history.flushThread(record.key).then(() => this.services.outbox.forget(options.idempotencyKey));
     })();
   }
 
@@ -347,8 +354,12 @@ function openTurn(turn: TurnState): OpenTurn {
 }
 
 /** How a turn's answer is sent: a reply where it has one, under a name that is the same when a successor sends it again. */
-function answerOptions(turn: TurnState, thread: string, open: OpenTurn): { replyTo?: string; idempotencyKey: string } {
-  return { ...(turn.replyTo ? { replyTo: turn.replyTo } : {}), idempotencyKey: `answer:${thread}:${open.startedAt}` };
+function answerOptions(turn: TurnState, thread: string, open: OpenTurn): { replyTo?: string; idempotencyKey: string; resumed?: boolean } {
+  return {
+    ...(turn.replyTo ? { replyTo: turn.replyTo } : {}),
+    idempotencyKey: `answer:${thread}:${open.startedAt}`,
+    ...(turn.resumed ? { resumed: true } : {}),
+  };
 }
 
 /** Why the turn was stopped, if it was. */

@@ -4,6 +4,7 @@
  * need more or fewer parts. Adapters supply the operations on one part; this
  * file decides what happens to each part, the same way on every platform.
  */
+import type { PartLedger } from './types.js';
 
 /** Where a part sits in its reply: the first may answer a message, the last carries buttons. */
 export interface PartPosition {
@@ -80,10 +81,23 @@ export class ShownParts {
   }
 }
 
-/** Sends `parts` in order; returns their ids. */
-export async function sendParts<P>(parts: readonly P[], ops: PartOperations<P>): Promise<string[]> {
+/**
+ * Sends `parts` in order; returns their ids. Parts the `ledger` holds went out
+ * in an earlier attempt and are not sent again; each part sent now is recorded
+ * in it before the next one goes.
+ */
+export async function sendParts<P>(parts: readonly P[], ops: PartOperations<P>, ledger?: PartLedger): Promise<string[]> {
   const ids: string[] = [];
-  for (const [index, part] of parts.entries()) ids.push(await sendPart(ops, part, positionOf(index, parts)));
+  for (const [index, part] of parts.entries()) {
+    const sent = ledger?.sent.get(index);
+    if (sent !== undefined) {
+      ids.push(sent);
+      continue;
+    }
+    const id = await sendPart(ops, part, positionOf(index, parts));
+    await ledger?.record(index, id);
+    ids.push(id);
+  }
   return ids;
 }
 

@@ -202,6 +202,20 @@ export interface SendOptions {
    * history), the parts already there are not posted again.
    */
   resumed?: boolean;
+  /**
+   * The parts of this message that earlier attempts sent: they are not sent
+   * again, and each part is recorded here as soon as the platform accepts it
+   * (so a retry after a later part failed, or a successor, goes on from there).
+   */
+  parts?: PartLedger;
+}
+
+/** The parts of one message sent so far, kept across its attempts (SendOptions.parts). */
+export interface PartLedger {
+  /** Platform ids of the parts sent, by position in the message. */
+  readonly sent: ReadonlyMap<number, string>;
+  /** Records that the part at `index` went out as `id`; resolves once it is on record. */
+  record(index: number, id: string): Promise<void>;
 }
 
 /** Books one use of a limit shared by every instance of the bot. */

@@ -14,7 +14,7 @@ import type {
 import { ChannelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { editParts, sendParts, ShownParts, type PartOperations, type PartPosition } from '../multipart.js';
-import type { ChatAddress, SentMessage } from '../types.js';
+import type { ChatAddress, PartLedger, SentMessage } from '../types.js';
 import { toChannelError } from './errors.js';
 import { EMPTY_TEXT } from './render.js';
 
@@ -29,6 +29,8 @@ export interface PartOptions {
   lastComponents?: ButtonRows;
   /** Names the message: each part's nonce derives from it, so Discord drops a repeated send. */
   idempotencyKey?: string;
+  /** Parts sent by earlier attempts, not sent again (the channels' SendOptions.parts). */
+  parts?: PartLedger;
 }
 
 /** Message I/O over the discord.js REST client. */
@@ -49,7 +51,7 @@ export class DiscordOutbound {
   /** Sends the parts in order and returns their ids. */
   async send(chat: ChatAddress, parts: readonly string[], options: PartOptions = {}): Promise<SentMessage> {
     const ops = this.partsIn(chat, await this.channelOf(chat), options);
-    return { chat: addressOf(chat), ids: await sendParts(parts, ops) };
+    return { chat: addressOf(chat), ids: await sendParts(parts, ops, options.parts) };
   }
 
   /** Replaces the text of a sent message with `parts`, as {@link editParts} says. */

@@ -42,7 +42,7 @@ export class SlackOutbound {
         return ts ? Promise.resolve(ts) : post(part, at);
       };
     }
-    return { chat: address, ids: await sendParts(mrkdwnParts(markdown), ops) };
+    return { chat: address, ids: await sendParts(mrkdwnParts(markdown), ops, options.parts) };
   }
 
   /** Replaces the text of a sent message, as {@link editParts} says. */

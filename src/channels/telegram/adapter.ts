@@ -166,7 +166,7 @@ export class TelegramChannel implements Channel {
 
   /** Sends markdown as Telegram HTML, split into parts of at most 4096 characters. */
   send(chat: ChatAddress, text: string, options?: SendOptions): Promise<SentMessage> {
-    return this.outbound.send(chat, text, { replyTo: options?.replyTo });
+    return this.outbound.send(chat, text, { replyTo: options?.replyTo, parts: options?.parts });
   }
 
   /** Edits the parts in place, sends extra parts and removes surplus ones. */

@@ -8,7 +8,7 @@ import type { Api } from 'grammy';
 import type { InlineKeyboardMarkup, LinkPreviewOptions } from 'grammy/types';
 import type { Logger } from '../../log.js';
 import { editParts, sendParts, type PartOperations, type PartPosition } from '../multipart.js';
-import type { ChatAddress, SentMessage } from '../types.js';
+import type { ChatAddress, PartLedger, SentMessage } from '../types.js';
 import { targetOf } from './chat.js';
 import { describeError, isMissingMessage, isNotModified, isParseError, toChannelError } from './errors.js';
 import { renderParts, type MessagePart } from './parts.js';
@@ -24,6 +24,8 @@ export interface SendOptions {
   replyTo?: string | undefined;
   /** Buttons, attached to the last part. */
   replyMarkup?: InlineKeyboardMarkup | undefined;
+  /** Parts sent by earlier attempts, not sent again (the channels' SendOptions.parts). */
+  parts?: PartLedger | undefined;
 }
 
 /** Extra sendMessage / editMessageText fields of one part. */
@@ -45,7 +47,7 @@ export class TelegramOutbound {
 
   /** Sends `markdown` as one or more messages. */
   async send(chat: ChatAddress, markdown: string, options: SendOptions = {}): Promise<SentMessage> {
-    return { chat, ids: await sendParts(renderParts(markdown), this.partsIn(chat, options)) };
+    return { chat, ids: await sendParts(renderParts(markdown), this.partsIn(chat, options), options.parts) };
   }
 
   /** Replaces the text of `message`; parts as {@link editParts} says. */

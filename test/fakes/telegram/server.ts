@@ -92,7 +92,7 @@ export class FakeTelegram {
   private readonly store = new ChatStore();
   private readonly feed = new UpdateFeed();
   private readonly presses = new Map<string, PressRecord>();
-  private readonly failures = new Map<string, InjectedFailure[]>();
+  private readonly failures = new Map<string, (InjectedFailure | undefined)[]>();
   private nextQueryId = 1;
 
   constructor(
@@ -181,9 +181,10 @@ export class FakeTelegram {
     return this.store.visibleBotMessages(String(chatId));
   }
 
-  /** Makes the next `times` calls of `method` fail as described. */
-  failNext(method: string, failure: InjectedFailure, times = 1): void {
-    this.failures.set(method, [...(this.failures.get(method) ?? []), ...Array.from({ length: times }, () => failure)]);
+  /** Makes the next `times` calls of `method` fail as described, after `after` calls that succeed. */
+  failNext(method: string, failure: InjectedFailure, times = 1, after = 0): void {
+    const queued = [...Array.from({ length: after }, () => undefined), ...Array.from({ length: times }, () => failure)];
+    this.failures.set(method, [...(this.failures.get(method) ?? []), ...queued]);
   }
 
   /** getUpdates stops answering: polls hang with their connections open, as behind a dead proxy. */

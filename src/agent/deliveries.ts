@@ -1,0 +1,85 @@
+/**
+ * Which parts of an answer have gone out. Each answer is named (SendOptions
+ * idempotencyKey), and every part the platform accepts is put on record in the
+ * store at once, before the next part goes. An answer sent again (a successor
+ * instance, or this process after a restart, resuming a turn that died while
+ * sending) skips the parts on record. On a platform that recognises nothing
+ * sent twice (Telegram) a part is repeated only by a crash in the moment
+ * between the platform accepting it and this one write.
+ */
+import { z } from 'zod';
+import type { PartLedger } from '../channels/types.js';
+import type { Logger } from '../log.js';
+import type { Namespace, Store } from '../store/store.js';
+
+/** How long a record outlives a crash that kept it from being forgotten. */
+const KEPT_MS = 24 * 60 * 60 * 1_000;
+
+/** Platform ids of the parts sent, by position. */
+const SentSchema = z.record(z.string(), z.string());
+
+/** A ledger kept in memory only: the attempts of one send in this process. */
+export function memoryLedger(): PartLedger {
+  const sent = new Map<number, string>();
+  return {
+    sent,
+    record: (index, id) => {
+      sent.set(index, id);
+      return Promise.resolve();
+    },
+  };
+}
+
+/** The stored ledgers of named answers. */
+export class DeliveryLog {
+  private readonly records: Namespace<Record<string, string>>;
+  /** Answers with a record in the store, so that forgetting the others costs nothing. */
+  private readonly recorded = new Set<string>();
+
+  constructor(
+    store: Store,
+    private readonly log: Logger,
+  ) {
+    this.records = store.namespace('delivered', SentSchema);
+  }
+
+  /**
+   * The ledger of the answer named `key`. Only a `resumed` answer can have
+   * parts on record, so only then is the store read; when it cannot be, the
+   * answer is sent whole (a repeat, never a loss).
+   */
+  async ledger(key: string, resumed: boolean): Promise<PartLedger> {
+    const sent = new Map<number, string>();
+    if (resumed) {
+      try {
+        for (const [index, id] of Object.entries((await this.records.get(key)) ?? {})) sent.set(Number(index), id);
+      } catch (error) {
+        this.log.warn({ err: error }, 'parts already sent of a resumed answer not read; sending it whole');
+      }
+      if (sent.size) this.recorded.add(key);
+      if (sent.size) this.log.info({ parts: sent.size }, 'parts of a resumed answer went out before; not sending them again');
+    }
+    return {
+      sent,
+      record: async (index, id) => {
+        sent.set(index, id);
+        this.recorded.add(key);
+        try {
+          await this.records.set(key, Object.fromEntries(sent), KEPT_MS);
+        } catch (error) {
+          this.log.warn({ err: error }, 'a sent part of an answer not put on record');
+        }
+      },
+    };
+  }
+
+  /** Drops an answer's record once the turn that sent it is closed on record. */
+  async forget(key: string): Promise<void> {
+    if (!this.recorded.delete(key)) return;
+    try {
+      await this.records.delete(key);
+    } catch (error) {
+      this.log.warn({ err: error }, 'record of a sent answer not dropped; it expires');
+    }
+  }
+}
