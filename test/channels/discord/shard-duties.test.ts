@@ -49,6 +49,9 @@ class MemoryElectorate {
   }
 }
 
+/** Each step's time limit: connecting a shard's client takes a few seconds on a loaded machine. */
+const SLOW_MACHINE_MS = 15_000;
+
 const cleanups: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
@@ -74,19 +77,19 @@ describe('discord shards in a cluster', () => {
     const alice = discord.addMember('Alice');
     const electorate = new MemoryElectorate();
     const a = await startInstance(discord, electorate.member('a'));
-    await waitFor(() => a.channel.shards().length === 2);
+    await waitFor(() => a.channel.shards().length === 2, SLOW_MACHINE_MS);
     const b = await startInstance(discord, electorate.member('b'));
-    await waitFor(() => a.channel.shards().length === 1 && b.channel.shards().length === 1);
-    await waitFor(() => discord.connectedShards.length === 2);
+    await waitFor(() => a.channel.shards().length === 1 && b.channel.shards().length === 1, SLOW_MACHINE_MS);
+    await waitFor(() => discord.connectedShards.length === 2, SLOW_MACHINE_MS);
 
     const [survivor, dead, deadName] = a.channel.shards()[0] === 1 ? [b, a, 'a'] : [a, b, 'b'];
     electorate.kill(deadName);
-    await waitFor(() => dead.channel.shards().length === 0 && survivor.channel.shards().length === 2);
-    await waitFor(() => survivor.channel.health().ready && discord.connectedShards.length === 2);
+    await waitFor(() => dead.channel.shards().length === 0 && survivor.channel.shards().length === 2, SLOW_MACHINE_MS);
+    await waitFor(() => survivor.channel.health().ready && discord.connectedShards.length === 2, SLOW_MACHINE_MS);
     discord.userMessage({ channelId: room, author: alice, content: `<@${discord.bot.id}> still there?`, mentions: [discord.bot] });
-    expect((await survivor.events.next<InboundMessage>()).text).toContain('still there?');
+    expect((await survivor.events.next<InboundMessage>(undefined, SLOW_MACHINE_MS)).text).toContain('still there?');
     expect(dead.channel.health()).toEqual({ ready: true });
-  });
+  }, 60_000);
 
   it('is ready holding no shard, and names the held shards that are not ready', () => {
     const client = (statuses: [number, Status][]) => ({ ws: { shards: new Map(statuses.map(([id, status]) => [id, { id, status }])) } }) as unknown as Client;
