@@ -83,6 +83,8 @@ export const OpenTurnSchema = z.object({
   phase: z.enum(['running', 'delivering']),
   /** The message being delivered (phase `delivering`): sent again if the process died sending it. */
   answer: z.string().optional(),
+  /** Platform ids of the message the reply is streaming into, if any: the answer replaces it. */
+  draft: z.array(z.string()).optional(),
 });
 /** The turn journal of a thread. */
 export type OpenTurn = z.infer<typeof OpenTurnSchema>;

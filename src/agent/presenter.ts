@@ -45,6 +45,12 @@ export class TurnPresenter {
   private readonly toolsUsed: string[] = [];
   private stream: { message?: SentMessage; text: string; startedAt: number; lastEditAt: number; pending?: Promise<void> } | undefined;
   private closed = false;
+  /**
+   * Told the ids of the message a reply is streaming into once it is shown,
+   * and undefined when it stops being one (the reply turned to tool calls), so
+   * that the turn's journal can name it: after a crash the answer replaces it.
+   */
+  onDraft: ((ids: readonly string[] | undefined) => void) | undefined;
 
   constructor(
     private readonly outbox: Outbox,
@@ -93,7 +99,10 @@ export class TurnPresenter {
     if (shown.length < 3) return;
     stream.pending = (stream.message ? this.outbox.edit(stream.message, shown) : this.outbox.send(this.chat, shown))
       .then((sent) => {
-        if (sent) stream.message = sent;
+        if (!sent) return;
+        const shown = stream.message?.ids.join() !== sent.ids.join();
+        stream.message = sent;
+        if (shown && this.stream === stream) this.onDraft?.(sent.ids);
       })
       .finally(() => {
         stream.pending = undefined;
@@ -107,7 +116,17 @@ export class TurnPresenter {
     if (stream?.message) {
       await stream.pending;
       await this.outbox.edit(stream.message, cleanReply(stream.text) || '…');
+      this.onDraft?.(undefined);
     }
+  }
+
+  /**
+   * Takes up the message an earlier process was streaming this turn's reply
+   * into (named by the turn's journal): {@link finish} edits it into the
+   * answer instead of sending the answer as a new message.
+   */
+  adoptDraft(ids: readonly string[]): void {
+    this.stream = { message: { chat: this.chat, ids: [...ids] }, text: '', startedAt: Date.now(), lastEditAt: Date.now() };
   }
 
   /** Tools of a batch start running (also a call that runs once approved). */

@@ -76,6 +76,8 @@ export class TurnEngine {
     this.services.log.info({ thread: record.key, phase: open.phase }, 'resuming a turn interrupted by a restart');
     if (open.phase === 'delivering' && open.answer !== undefined) {
       turn.outcome = 'response';
+      // A streamed answer replaces its draft: an edit, which no platform shows twice.
+      if (open.draft) turn.presenter.adoptDraft(open.draft);
       // The same key as the first attempt: a platform that recognises it does not post the answer twice.
       const options = answerOptions(turn, record.key, open);
       await turn.presenter.finish(open.answer, { ...options, resumed: true });
@@ -86,11 +88,14 @@ export class TurnEngine {
     }
     record.turn = { ...open, phase: 'running' };
     delete record.turn.answer;
+    delete record.turn.draft;
     // The answer may have gone out before the crash with the journal not yet saying so.
     turn.resumed = true;
     record.messages.push(...interruptedResults(record.messages));
     await this.save(turn);
-    await this.services.outbox.send(turn.chat, RESTART_NOTICE, turn.replyTo ? { replyTo: turn.replyTo } : {});
+    // A reply that was streaming when the process died would stay half-written, marked in progress: the notice replaces it.
+    if (open.draft) await this.services.outbox.edit({ chat: turn.chat, ids: open.draft }, RESTART_NOTICE);
+    else await this.services.outbox.send(turn.chat, RESTART_NOTICE, turn.replyTo ? { replyTo: turn.replyTo } : {});
     await this.loop(turn);
   }
 
@@ -177,6 +182,7 @@ export class TurnEngine {
     const { config } = this.services;
     const ctx: LoopContext = { messages: [{ role: 'system', content: '' }, ...turn.record.messages], tools: [], forceText: false };
     const delegate = new ChatDelegate(turn, this.services);
+    turn.presenter.onDraft = (ids) => this.journalDraft(turn, ids);
     turn.presenter.start();
     let outcome: LoopOutcome<PendingApproval>;
     try {
@@ -259,6 +265,15 @@ export class TurnEngine {
       // Once the closed turn is on record nothing sends this answer again, and the record of its parts can go.
       void this.services.history.flushThread(record.key).then(() => this.services.outbox.forget(options.idempotencyKey));
     })();
+  }
+
+  /** Names in the journal the message the reply is streaming into (or no longer): after a crash it is edited, not left behind. */
+  private journalDraft(turn: TurnState, ids: readonly string[] | undefined): void {
+    const open = turn.record.turn;
+    if (!open) return;
+    if (ids) open.draft = [...ids];
+    else delete open.draft;
+    void this.save(turn, { wait: false });
   }
 
   /** Ends the turn's journal, unless a shutdown stopped it: then it resumes after the restart. */

@@ -11,6 +11,8 @@ import { startAppRig, userTextsSinceAnswer, type AppRig } from '../support/app-r
 import { testDm } from '../support/test-channel.js';
 import { ThreadHistory } from '../../src/agent/history.js';
 import { TurnJournal } from '../../src/agent/turn-journal.js';
+import { RESTART_NOTICE } from '../../src/agent/turn.js';
+import { IN_PROGRESS_MARK } from '../../src/channels/types.js';
 import { silentLogger } from '../../src/log.js';
 import { Store } from '../../src/store/store.js';
 
@@ -87,5 +89,57 @@ describe('shutdown and restart', () => {
     await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).find((m) => m.text === 'the answer on its way'), 5_000, 'the answer sent again');
     const resent = rig.platform.messagesIn(chat).find((m) => m.text === 'the answer on its way')!;
     expect(resent.idempotencyKey).toBe('answer:test:dm-eve:1700000000000');
+  });
+
+  it('replaces a reply that was streaming when the bot stopped with the restart notice, then answers once', async () => {
+    let streaming = true;
+    const draft = `A long answer that takes its time: ${'word '.repeat(60)}`;
+    const responder = (): FakeLlmEntry => (streaming ? textReply(draft, { chunkSize: 8, chunkDelayMs: 100 }) : textReply('the whole answer, after the restart'));
+    rig = await startAppRig({ responder, config: { llm: { stream: true } } });
+    const user = { id: 'fay', name: 'Fay' };
+    const chat = testDm(user.id);
+    rig.platform.channel.userMessage({ chat, sender: user, text: 'tell me at length' });
+    // The reply shows in progress, and the journal names the message it streams into.
+    const shown = await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).find((m) => m.text.endsWith(IN_PROGRESS_MARK)), 10_000, 'the streamed draft');
+    await rig.platform.waitFor(async () => (await rig!.app.services.history.get('test:dm-fay'))?.turn?.draft?.[0] === shown.id, 5_000, 'the draft in the journal');
+    await rig.stopApp();
+
+    streaming = false;
+    await rig.startApp();
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).some((m) => m.text === 'the whole answer, after the restart'), 5_000, 'the answer');
+    await rig.app.runtime.idle();
+    const messages = rig.platform.messagesIn(chat);
+    // The half-written draft became the notice; nothing is left marked in progress; the answer came once.
+    expect(messages.find((m) => m.id === shown.id)!.text).toBe(RESTART_NOTICE);
+    expect(messages.filter((m) => m.text.endsWith(IN_PROGRESS_MARK))).toEqual([]);
+    expect(messages.filter((m) => m.text === 'the whole answer, after the restart')).toHaveLength(1);
+  });
+
+  it('delivers an answer that was streamed, interrupted while being delivered, by editing its draft', async () => {
+    rig = await startAppRig();
+    const user = { id: 'gus', name: 'Gus' };
+    const chat = testDm(user.id);
+    rig.platform.channel.userMessage({ chat, sender: user, text: 'hello' });
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).length > 0, 5_000, 'the first answer');
+    await rig.app.runtime.idle();
+    // As if the process had died delivering an answer it had streamed into a draft.
+    const shown = await rig.platform.channel.send(chat, `the answer on its${IN_PROGRESS_MARK}`);
+    await rig.stopApp();
+    const store = await Store.open({ url: `sqlite://${join(rig.dir, 'pincer.sqlite')}` });
+    const history = new ThreadHistory(store, silentLogger);
+    const record = (await history.get('test:dm-gus'))!;
+    await history.update('test:dm-gus', record.chat, (current) => {
+      current.turn = { startedAt: 1_700_000_000_000, userId: 'test:gus', speaker: user, phase: 'delivering', answer: 'the answer on its way', draft: shown.ids };
+    });
+    const journal = new TurnJournal(store, silentLogger);
+    journal.mark('test:dm-gus');
+    await journal.durable();
+    await history.flush();
+    await store.close();
+
+    await rig.startApp();
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).find((m) => m.id === shown.ids[0] && m.text === 'the answer on its way'), 5_000, 'the draft edited into the answer');
+    await rig.app.runtime.idle();
+    expect(rig.platform.messagesIn(chat).filter((m) => m.text.startsWith('the answer on its'))).toHaveLength(1);
   });
 });
