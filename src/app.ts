@@ -130,9 +130,6 @@ export async function createApp(options: AppOptions): Promise<App> {
   const provider = options.provider ?? new OpenAiProvider(config.llm, providerOptions);
   const models = new ModelCatalog(config.llm, provider, providerOptions);
 
-  // The live instances, counted so that Discord's shards are shared out evenly.
-  const members = cluster ? new ClusterMembers(cluster.node, log) : undefined;
-  await members?.join();
   // Platform limits that count the bot as a whole (Telegram's messages a second), booked in Redis.
   const sharedBudget = cluster ? new RedisSharedBudget(cluster.node.redis) : undefined;
   const channelDeps = (name: string): ChannelDeps => {
@@ -143,10 +140,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       completions: (source) => (source === 'tool' ? registry.names() : source === 'model' ? models.list().map((choice) => choice.name) : []),
       state: { get: (key) => state.get(key), set: (key, value, ttlMs) => state.set(key, value, ttlMs) },
       acknowledges: true,
-      ...(cluster ? { election: new RedisElection(cluster.node, log.child({ channel: name }), members), sharedBudget } : {}),
+      ...(cluster ? { election: new RedisElection(cluster.node, log.child({ channel: name }), members.get(name)), sharedBudget } : {}),
     };
   };
   const factories = options.channels ?? (await configuredChannels(config));
+  // The live instances of each channel, counted so that Discord's shards are shared out evenly among those that run it.
+  const members = new Map(cluster ? factories.map((factory) => [factory.name, new ClusterMembers(cluster.node, log, factory.name)]) : []);
+  await Promise.all([...members.values()].map((entry) => entry.join()));
   const channels = await Promise.all(factories.map((factory) => factory.create(channelDeps(factory.name))));
   const channelMap = new Map(channels.map((channel) => [channel.name, channel]));
   const events = new AgentEvents(log);
@@ -195,7 +195,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     await services.journal.durable();
     // Threads held here go back at once: the other instances need not wait for the leases to lapse.
     await cluster?.threads.close();
-    await members?.leave();
+    await Promise.all([...members.values()].map((entry) => entry.leave()));
     cluster?.node.close();
     await store.close();
   };

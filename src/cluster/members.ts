@@ -1,15 +1,18 @@
 /**
  * Which instances are alive, so that duties that come in numbers (Discord's
- * shards) can be shared out evenly. Each instance keeps its entry in one
- * sorted set fresh, scored with the time it counts as alive until (now plus
+ * shards) can be shared out evenly. The instances are counted by channel: an
+ * instance that does not run Discord takes no share of its shards. Each
+ * instance keeps its entry in the channel's sorted set fresh, scored with the time it counts as alive until (now plus
  * the lease TTL, on Redis's clock so that the instances' clocks need not
  * agree); an instance that dies drops out once its score is past.
  */
 import type { Logger } from '../log.js';
 import { CLUSTER_PREFIX, REDIS_NOW_MS, type ClusterNode } from './node.js';
 
-/** The sorted set of live instances: member the instance id, score alive-until in ms. */
-export const MEMBERS_KEY = `${CLUSTER_PREFIX}members`;
+/** The sorted set of the live instances that run `channel`: member the instance id, score alive-until in ms. */
+export function membersKey(channel: string): string {
+  return `${CLUSTER_PREFIX}members:${channel}`;
+}
 
 /** Scores ARGV[1] alive until Redis's now plus ARGV[2] ms, and drops the entries that lapsed. */
 const REFRESH = `${REDIS_NOW_MS}
@@ -21,14 +24,18 @@ return 1`;
 const COUNT = `${REDIS_NOW_MS}
 return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`;
 
-/** This instance's entry among the live instances, refreshed every third of the lease TTL. */
+/** This instance's entry among the live instances that run a channel, refreshed every third of the lease TTL. */
 export class ClusterMembers {
   private timer: NodeJS.Timeout | undefined;
+  private readonly key: string;
 
   constructor(
     private readonly node: ClusterNode,
     private readonly log: Logger,
-  ) {}
+    channel: string,
+  ) {
+    this.key = membersKey(channel);
+  }
 
   /** Enters this instance and keeps its entry fresh until {@link leave}. */
   async join(): Promise<void> {
@@ -41,7 +48,7 @@ export class ClusterMembers {
 
   /** How many instances are alive, this one included (at least 1). */
   async count(): Promise<number> {
-    const alive = (await this.node.redis.eval(COUNT, 1, MEMBERS_KEY)) as number;
+    const alive = (await this.node.redis.eval(COUNT, 1, this.key)) as number;
     return Math.max(1, alive);
   }
 
@@ -49,12 +56,12 @@ export class ClusterMembers {
   async leave(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
-    await this.node.redis.zrem(MEMBERS_KEY, this.node.instanceId).catch((error: unknown) => {
+    await this.node.redis.zrem(this.key, this.node.instanceId).catch((error: unknown) => {
       this.log.warn({ err: error }, 'cluster: this instance could not leave the list of live instances; its entry lapses');
     });
   }
 
   private async refresh(): Promise<void> {
-    await this.node.redis.eval(REFRESH, 1, MEMBERS_KEY, this.node.instanceId, this.node.leaseTtlMs);
+    await this.node.redis.eval(REFRESH, 1, this.key, this.node.instanceId, this.node.leaseTtlMs);
   }
 }

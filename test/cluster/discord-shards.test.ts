@@ -40,7 +40,7 @@ interface Instance {
 
 async function startInstance(discord: FakeDiscord, id: string): Promise<Instance> {
   const node = await ClusterNode.connect(redisUrl(), id, LEASE_TTL_MS, silentLogger);
-  const members = new ClusterMembers(node, silentLogger);
+  const members = new ClusterMembers(node, silentLogger, 'discord');
   await members.join();
   const election = new RedisElection(node, silentLogger, members);
   const config = DiscordConfigSchema.parse({ token: discord.token, apiUrl: discord.apiUrl });
@@ -107,6 +107,24 @@ describe.skipIf(!available)(`Discord shards shared by two instances on Redis${sk
     expect(textOf(await survivor.events.next())).toContain('after the failover');
     await settle();
     expect(dead.events.pending).toEqual([]);
+  });
+
+  it('takes no account of instances that do not run Discord: the one Discord instance holds every shard', async () => {
+    const discord = await startFake(2);
+    // Two other instances that run only Telegram, alive all along.
+    for (const id of ['t1', 't2']) {
+      const node = await ClusterNode.connect(redisUrl(), id, LEASE_TTL_MS, silentLogger);
+      const members = new ClusterMembers(node, silentLogger, 'telegram');
+      await members.join();
+      cleanups.push(async () => {
+        await members.leave();
+        node.close();
+      });
+    }
+    const a = await startInstance(discord, 'a');
+    await waitFor(() => a.channel.shards().length === 2 && a.channel.health().ready, 'the Discord instance holds both shards');
+    await settle();
+    expect(a.channel.shards()).toEqual([0, 1]);
   });
 
   it('keeps an instance that holds no shard ready and able to send, and lets it take over when the holder dies', async () => {
