@@ -2,7 +2,7 @@
  * The channel checks of `pincer doctor` and `pincer init`: each configured
  * platform's token, asked the platform's own way (Telegram `getMe`, Discord
  * `GET /users/@me` and the Message Content intent, Slack `auth.test` and its
- * scopes). Each resolves to a list: the token's result first, then what
+ * scopes, and in Socket Mode the app token with `apps.connections.open`). Each resolves to a list: the token's result first, then what
  * depends on it. None throws.
  */
 import type { Config } from '../config/schema.js';
@@ -129,7 +129,31 @@ export async function checkSlack(slack: Config['slack']): Promise<CheckResult[]>
     return [fail(name, refused ? `Slack refused the token (${code})` : `auth.test failed (${code})`, fix)];
   }
   const token = pass(name, `the bot is ${String(answer.body.user ?? '?')} in ${String(answer.body.team ?? '?')}`);
-  return [token, slackScopes(answer.headers.get('x-oauth-scopes'))];
+  const results = [token, slackScopes(answer.headers.get('x-oauth-scopes'))];
+  if (slack.mode === 'socket') results.push(await slackAppToken(base, slack.appToken));
+  return results;
+}
+
+/**
+ * The app-level token of Socket Mode, with `apps.connections.open`: the call
+ * the bot makes to connect (it hands out a socket URL, which is not opened).
+ */
+async function slackAppToken(base: string, appToken: string | undefined): Promise<CheckResult> {
+  const name = 'slack app token';
+  const create = 'create one under Basic Information, App-Level Tokens, with the connections:write scope, and set SLACK_APP_TOKEN to it (xapp-)';
+  if (!appToken) return fail(name, 'Socket Mode needs an app-level token and none is set', create);
+  let answer: HttpAnswer;
+  try {
+    answer = await request(`${base}/apps.connections.open`, { method: 'POST', headers: { Authorization: `Bearer ${appToken}` } });
+  } catch (error) {
+    return unreachable(name, base, error, 'SLACK_API_URL');
+  }
+  if (answer.body?.ok === true) return pass(name, 'Socket Mode can connect');
+  const code = String(answer.body?.error ?? answer.status);
+  if (code === 'not_allowed_token_type') return fail(name, 'SLACK_APP_TOKEN is not an app-level token (not_allowed_token_type)', create);
+  if (['invalid_auth', 'not_authed', 'token_revoked', 'token_expired', 'account_inactive'].includes(code)) return fail(name, `Slack refused the app token (${code})`, create);
+  if (code === 'missing_scope') return fail(name, 'the app token lacks the connections:write scope', create);
+  return fail(name, `apps.connections.open failed (${code})`, 'check that Socket Mode is on under Settings, Socket Mode, or try again later');
 }
 
 function slackScopes(header: string | null): CheckResult {

@@ -105,6 +105,7 @@ describe('pincer doctor', () => {
       'discord message content intent',
       'slack token',
       'slack scopes',
+      'slack app token',
       'data folder',
       'store',
     ]);
@@ -204,6 +205,19 @@ describe('pincer doctor', () => {
     const scopes = await doctor({ ...env, SLACK_BOT_TOKEN: slack.botToken }, ['--no-model-calls']);
     expect(scopes.code).toBe(1);
     expect(lineOf(scopes, 'slack scopes')).toMatch(/^✗ slack scopes: missing im:history, commands\n {4}fix: add them under OAuth & Permissions/);
+  });
+
+  it('reports a Slack app token that is wrong, or is the bot token, with where to create the right one', async () => {
+    const model = await startModel();
+    slack = await startFakeSlack();
+    const env = { ...llmEnv(model), SLACK_BOT_TOKEN: slack.botToken, SLACK_API_URL: slack.apiUrl };
+    const wrong = await doctor({ ...env, SLACK_APP_TOKEN: 'xapp-not-the-right-token' }, ['--no-model-calls']);
+    expect(wrong.code).toBe(1);
+    expect(lineOf(wrong, 'slack token')).toMatch(/^✓ /);
+    expect(lineOf(wrong, 'slack app token')).toMatch(/^✗ slack app token: Slack refused the app token \(invalid_auth\)\n {4}fix: create one under Basic Information, App-Level Tokens/);
+    const swapped = await doctor({ ...env, SLACK_APP_TOKEN: slack.botToken }, ['--no-model-calls']);
+    expect(lineOf(swapped, 'slack app token')).toMatch(/^✗ slack app token: SLACK_APP_TOKEN is not an app-level token/);
+    for (const run of [wrong, swapped]) expect(run.stdout).not.toContain(slack.botToken);
   });
 
   it('reports every configuration problem and runs nothing else', async () => {

@@ -311,7 +311,10 @@ export class FakeSlack {
     const token = header.startsWith('Bearer ') ? header.slice(7) : typeof params.token === 'string' ? params.token : '';
     if (!token) return { ok: false, error: 'not_authed' };
     const expected = APP_TOKEN_METHODS.has(method) ? this.appToken : this.botToken;
-    return token === expected ? undefined : { ok: false, error: 'invalid_auth' };
+    if (token === expected) return undefined;
+    // Slack tells a token of the other kind from a wrong one.
+    const otherKind = APP_TOKEN_METHODS.has(method) ? this.botToken : this.appToken;
+    return { ok: false, error: token === otherKind ? 'not_allowed_token_type' : 'invalid_auth' };
   }
 
   private run(method: string, params: Params): Params {
