@@ -6,6 +6,7 @@
  */
 import { decodeApprovalPayload } from '../approval-payload.js';
 import type { InboundApprovalAnswer, Reply } from '../types.js';
+import { STALE_BUTTON } from '../access.js';
 import { isAllowed, NOT_AVAILABLE } from './access.js';
 import { chatInfoOf, chatKindOf } from './chat.js';
 import { markdownToMrkdwn } from './render.js';
@@ -36,17 +37,25 @@ export interface PressDeps extends IntakeDeps {
 export class ApprovalPressIntake {
   constructor(private readonly deps: PressDeps) {}
 
-  /** Handles one press. Presses of other buttons, or without a conversation, are ignored. */
+  /**
+   * Handles one press. The presser of a button that is not an approval button
+   * of this bot (a stale one) is told so; a press without a conversation is
+   * ignored.
+   */
   async handle(payload: BlockActionsPayload, button: PressedButton): Promise<void> {
-    const decoded = decodeApprovalPayload(button.value ?? button.action_id);
     const channelId = payload.channel?.id ?? payload.container?.channel_id;
-    if (!decoded || !channelId) return;
+    if (!channelId) return;
     const kind = await chatKindOf(channelId, undefined, this.deps.directory);
     const teamId = payload.team?.id ?? payload.user.team_id;
     const userId = payload.user.id;
     const threadTs = payload.message?.thread_ts ?? payload.container?.thread_ts;
     if (!isAllowed(this.deps.config, { teamId, channelId, userId, isDm: kind === 'dm' })) {
       await this.notifier(channelId, userId, threadTs)({ text: NOT_AVAILABLE });
+      return;
+    }
+    const decoded = decodeApprovalPayload(button.value ?? button.action_id);
+    if (!decoded) {
+      await this.notifier(channelId, userId, threadTs)({ text: STALE_BUTTON });
       return;
     }
     const answer: InboundApprovalAnswer = {

@@ -34,7 +34,8 @@ export function registerListeners(app: App, targets: ListenerTargets): void {
     await guard(log, 'command', () => targets.commands.handle(command as SlashCommandPayload, respond as RespondFn));
   });
 
-  app.action(/^pa:/, async ({ ack, body, action }) => {
+  // Every button: ours carry `pa:` payloads, and any other (a stale one) is answered as such, not left to time out.
+  app.action(/.*/, async ({ ack, body, action }) => {
     await ack();
     if (body.type !== 'block_actions') return;
     await guard(log, 'button press', () =>

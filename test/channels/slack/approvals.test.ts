@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STALE_BUTTON } from '../../../src/channels/access.js';
 import type { ApprovalPrompt, InboundApprovalAnswer } from '../../../src/channels/types.js';
 import { messageText, readableText } from '../../fakes/slack/index.js';
 import { ALICE, BOB, DM_ALICE, GENERAL, startHarness, type Harness } from './harness.js';
@@ -92,6 +93,23 @@ describe('SlackChannel approvals', () => {
     await answer.respond({ text: 'Saved: **always** allowed', private: true });
     await answer.respond({ text: 'a second notice is dropped' });
     expect(fake.ephemerals(ALICE.id)).toEqual([{ user: ALICE.id, channel: DM_ALICE, text: 'Saved: *always* allowed', kind: 'ephemeral', seq: expect.any(Number) }]);
+  });
+
+  it('tells the presser of a button it does not know that the button is no longer valid, and yields nothing', async () => {
+    const { fake, recorder } = harness;
+    // A button of an earlier version of the bot, in a message still on screen.
+    const posted = (await (
+      await fetch(`${fake.apiUrl}chat.postMessage`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${fake.botToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ channel: DM_ALICE, text: 'old prompt', blocks: [{ type: 'actions', elements: [{ type: 'button', action_id: 'approve_v0', value: 'call-7', text: { type: 'plain_text', text: 'Approve' } }] }] }),
+      })
+    ).json()) as { ts: string };
+    const before = recorder.events.length;
+    const envelopeId = await fake.pressButton({ channel: DM_ALICE, user: ALICE.id, messageTs: posted.ts, actionId: 'approve_v0' });
+    expect(fake.acked(envelopeId)).toBe(true);
+    await expect.poll(() => fake.ephemerals(ALICE.id).at(-1)?.text).toBe(STALE_BUTTON);
+    expect(recorder.events.length).toBe(before);
   });
 
   it('resolves a prompt by rewriting it with the outcome and no buttons', async () => {
