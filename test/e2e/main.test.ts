@@ -289,7 +289,8 @@ describe('start-up against a store that does not answer', () => {
   async function expectStoreFailure(url: string, shown: string, boundMs: number, env: Record<string, string> = {}): Promise<number> {
     const started = Date.now();
     const pincer = startPincer({ ...LLM, ...TELEGRAM, PINCER_STORE_URL: url, ...env });
-    const exit = await pincer.waitForExit(boundMs + 3_000);
+    // The bound runs from the first connection attempt; a loaded machine may take seconds to get there.
+    const exit = await pincer.waitForExit(boundMs + 6_000);
     const took = Date.now() - started;
     expect(exit.code, pincer.output()).not.toBe(0);
     expect(exit.code, pincer.output()).not.toBeNull();
@@ -326,8 +327,8 @@ describe('start-up against a store that does not answer', () => {
     blackHole = await startBlackHole();
     const took = await expectStoreFailure(`postgres://u:pw@127.0.0.1:${blackHole.port}/db`, `postgres://u:***@127.0.0.1:${blackHole.port}/db within 10 s`, 10_000);
     expect(took).toBeGreaterThanOrEqual(10_000);
-    expect(took).toBeLessThan(13_000);
-  }, 20_000);
+    expect(took).toBeLessThan(16_000);
+  }, 25_000);
 
   it.each(['postgres://u:pw@127.0.0.1:PORT/db', 'redis://u:pw@127.0.0.1:PORT'])('ends within 2 s on SIGTERM while connecting to %s', async (template) => {
     blackHole = await startBlackHole();
