@@ -5,7 +5,8 @@
  */
 import type { InboundMessage } from '../channels/types.js';
 import { LlmError } from '../errors.js';
-import type { ChatMessage, ToolCall } from '../llm/types.js';
+import { toolResult } from '../llm/call-ids.js';
+import type { ChatMessage } from '../llm/types.js';
 import { newApproval, type PendingApproval } from './approval-book.js';
 import type { ApprovalFlow, ApprovalResumption } from './approval-flow.js';
 import { ChatDelegate, type TurnState } from './chat-delegate.js';
@@ -16,6 +17,7 @@ import { inboxId } from './inbox.js';
 import { userMessagesFor } from './inbound-format.js';
 import { runAgenticLoop, type LoopContext, type LoopOutcome } from './loop.js';
 import type { AgentServices } from './services.js';
+import { answerOptions, interruptedResults, openTurn, RESTART_NOTICE, SHUTDOWN_NOTICE } from './turn-restart.js';
 import { TurnStopped } from './turn-stopped.js';
 
 /** Tool results written when an approval ends without running its call. */
@@ -330,51 +332,6 @@ export class TurnEngine {
     delegate.reportCall(result);
     return toolResult(approval.call, result.content);
   }
-}
-
-function toolResult(call: ToolCall, content: string): ChatMessage {
-  return { role: 'tool', toolCallId: call.id, content };
-}
-
-/** What people see when a shutdown interrupts their turn. */
-export const SHUTDOWN_NOTICE = '⏹️ I have to pause here: the bot is restarting. I will pick this up again as soon as it is back.';
-
-/** The one line people see when a turn resumes after the bot restarted in the middle of it. */
-export const RESTART_NOTICE = '🔄 The bot restarted while I was working on this; picking up where I left off.';
-
-/** Result of a call that was running when the process died: it may have taken effect. */
-export const INTERRUPTED_RESULT =
-  'Interrupted: the bot restarted while this call was running, so its result is unknown and it may or may not have taken effect. Do not simply run it again: check its effect first if that matters, and tell the user.';
-
-/** Results for the calls of the last batch that have none (they were running when the process died). */
-function interruptedResults(messages: readonly ChatMessage[]): ChatMessage[] {
-  const answered = new Set<string>();
-  for (let i = messages.length - 1; i >= 0; i--) {
-    const message = messages[i]!;
-    if (message.role === 'tool') {
-      answered.add(message.toolCallId);
-      continue;
-    }
-    if (message.role !== 'assistant' || !message.toolCalls?.length) return [];
-    return message.toolCalls.filter((call) => !answered.has(call.id)).map((call) => toolResult(call, INTERRUPTED_RESULT));
-  }
-  return [];
-}
-
-/** The journal entry of a turn that is running. */
-function openTurn(turn: TurnState): OpenTurn {
-  const open: OpenTurn = { startedAt: Date.now(), userId: turn.userId, speaker: { id: turn.speaker.id, name: turn.speaker.name }, phase: 'running' };
-  if (turn.replyTo !== undefined) open.replyTo = turn.replyTo;
-  return open;
-}
-
-/** How a turn's answer is sent: a reply where it has one, under a name that is the same when a successor sends it again. */
-function answerOptions(turn: TurnState, thread: string, open: OpenTurn): { replyTo?: string; idempotencyKey: string; resumed?: boolean } {
-  return {
-    ...(turn.replyTo ? { replyTo: turn.replyTo } : {}),
-    idempotencyKey: `answer:${thread}:${open.startedAt}`,
-    ...(turn.resumed ? { resumed: true } : {}),
-  };
 }
 
 /** Why the turn was stopped, if it was. */

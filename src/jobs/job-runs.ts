@@ -7,7 +7,6 @@ import type { ApprovalResumption } from '../agent/approval-flow.js';
 import type { PendingApproval } from '../agent/approval-book.js';
 import { failureMessage } from '../agent/turn.js';
 import type { ChatInfo } from '../channels/types.js';
-import type { ChatMessage, ToolCall } from '../llm/types.js';
 import { unfinishedToolSteps, type JobRecord } from './job.js';
 
 /** What a tool result says about a call that a restart interrupted. */
@@ -66,9 +65,6 @@ export function ownerDm(job: JobRecord): ChatInfo | undefined {
   return job.origin.kind === 'dm' ? job.origin : undefined;
 }
 
-export function toolResult(call: ToolCall, content: string): ChatMessage {
-  return { role: 'tool', toolCallId: call.id, content };
-}
 
 export function stopText(reason: unknown): string {
   return reason === 'timeout' ? 'it timed out' : reason === 'cancel' ? 'cancelled' : 'it was stopped';

@@ -3,7 +3,8 @@
  * servers especially) give several calls of one reply the same id, or none,
  * or reuse an id of an earlier reply; an endpoint then refuses the next
  * request because results cannot be matched to calls. Ids are made unique
- * where replies enter pincer, keeping the model's own id whenever it is.
+ * where replies enter pincer, keeping the model's own id whenever it is. A
+ * call's result message answers it by its id.
  */
 import { randomBytes } from 'node:crypto';
 import type { ChatMessage, ToolCall } from './types.js';
@@ -68,4 +69,9 @@ function idsAlreadyUnique(calls: readonly ToolCall[], messages: readonly ChatMes
     for (const earlier of message.toolCalls) if (ids.has(earlier.id)) return false;
   }
   return true;
+}
+
+/** The result message of a tool call. */
+export function toolResult(call: ToolCall, content: string): ChatMessage {
+  return { role: 'tool', toolCallId: call.id, content };
 }

@@ -11,7 +11,7 @@ import { startAppRig, userTextsSinceAnswer, type AppRig } from '../support/app-r
 import { testDm } from '../support/test-channel.js';
 import { ThreadHistory } from '../../src/agent/history.js';
 import { TurnJournal } from '../../src/agent/turn-journal.js';
-import { RESTART_NOTICE } from '../../src/agent/turn.js';
+import { RESTART_NOTICE } from '../../src/agent/turn-restart.js';
 import { IN_PROGRESS_MARK } from '../../src/channels/types.js';
 import { silentLogger } from '../../src/log.js';
 import { Store } from '../../src/store/store.js';

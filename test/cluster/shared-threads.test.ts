@@ -16,7 +16,7 @@ import { createMetrics } from '../../src/http/server.js';
 import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeResponder } from '../fakes/llm/server.js';
 import { threadKeyOf } from '../../src/channels/types.js';
 import { threadKeys } from '../../src/cluster/thread-storage.js';
-import { SHUTDOWN_NOTICE } from '../../src/agent/turn.js';
+import { SHUTDOWN_NOTICE } from '../../src/agent/turn-restart.js';
 import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
 
 
