@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { blockActionsEnvelope, eventEnvelope, slashCommandEnvelope, type Envelope } from './envelopes.js';
 import { httpBodyOf, postSigned } from './signing.js';
 import { SocketModeHub, type SocketDelivery } from './socket-mode.js';
-import { APP_TOKEN_METHODS, callMethod, type Params } from './web-api.js';
+import { APP_TOKEN_METHODS, callMethod, tokenRefusal, type Params } from './web-api.js';
 import { FakeWorkspace, type FakeConversation, type FakeMessage, type FakeUser } from './workspace.js';
 import { readFileSync } from 'node:fs';
 import YAML from 'yaml';
@@ -298,23 +298,13 @@ export class FakeSlack {
       res.writeHead(failure.status, headers).end(JSON.stringify({ ok: false, error: failure.status === 429 ? 'ratelimited' : 'internal_error' }));
       return;
     }
-    const refused = this.authorised(method, req, params);
+    const header = req.headers.authorization ?? '';
+    const token = header.startsWith('Bearer ') ? header.slice(7) : typeof params.token === 'string' ? params.token : '';
+    const refused = tokenRefusal(method, token, { bot: this.botToken, app: this.appToken });
     const body = failure ? { ok: false, error: failure.error } : refused ?? this.run(method, params);
     const headers: Record<string, string> = { 'Content-Type': 'application/json' };
     if (!refused && !APP_TOKEN_METHODS.has(method)) headers['x-oauth-scopes'] = this.scopes.join(',');
     res.writeHead(200, headers).end(JSON.stringify(body));
-  }
-
-  /** An `ok: false` answer when the call's token is wrong for the method, else undefined. */
-  private authorised(method: string, req: IncomingMessage, params: Params): Params | undefined {
-    const header = req.headers.authorization ?? '';
-    const token = header.startsWith('Bearer ') ? header.slice(7) : typeof params.token === 'string' ? params.token : '';
-    if (!token) return { ok: false, error: 'not_authed' };
-    const expected = APP_TOKEN_METHODS.has(method) ? this.appToken : this.botToken;
-    if (token === expected) return undefined;
-    // Slack tells a token of the other kind from a wrong one.
-    const otherKind = APP_TOKEN_METHODS.has(method) ? this.botToken : this.appToken;
-    return { ok: false, error: token === otherKind ? 'not_allowed_token_type' : 'invalid_auth' };
   }
 
   private run(method: string, params: Params): Params {

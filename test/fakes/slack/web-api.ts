@@ -41,6 +41,14 @@ const HANDLERS: Record<string, Handler> = {
 /** The methods that take the app-level token rather than the bot token. */
 export const APP_TOKEN_METHODS = new Set(['apps.connections.open']);
 
+/** An `ok: false` answer when `token` is wrong for `method`, else undefined; a token of the other kind is told apart, as Slack does. */
+export function tokenRefusal(method: string, token: string, tokens: { bot: string; app: string }): Params | undefined {
+  if (!token) return { ok: false, error: 'not_authed' };
+  const [expected, otherKind] = APP_TOKEN_METHODS.has(method) ? [tokens.app, tokens.bot] : [tokens.bot, tokens.app];
+  if (token === expected) return undefined;
+  return { ok: false, error: token === otherKind ? 'not_allowed_token_type' : 'invalid_auth' };
+}
+
 /** Runs one method; unknown methods answer `unknown_method`. */
 export function callMethod(method: string, workspace: FakeWorkspace, params: Params, hooks: MethodHooks): Params {
   const handler = HANDLERS[method];
