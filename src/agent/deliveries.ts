@@ -56,8 +56,10 @@ export class DeliveryLog {
       } catch (error) {
         this.log.warn({ err: error }, 'parts already sent of a resumed answer not read; sending it whole');
       }
-      if (sent.size) this.recorded.add(key);
-      if (sent.size) this.log.info({ parts: sent.size }, 'parts of a resumed answer went out before; not sending them again');
+      if (sent.size) {
+        this.recorded.add(key);
+        this.log.info({ parts: sent.size }, 'parts of a resumed answer went out before; not sending them again');
+      }
     }
     return {
       sent,

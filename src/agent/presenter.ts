@@ -100,9 +100,9 @@ export class TurnPresenter {
     stream.pending = (stream.message ? this.outbox.edit(stream.message, shown) : this.outbox.send(this.chat, shown))
       .then((sent) => {
         if (!sent) return;
-        const shown = stream.message?.ids.join() !== sent.ids.join();
+        const newDraft = stream.message?.ids.join() !== sent.ids.join();
         stream.message = sent;
-        if (shown && this.stream === stream) this.onDraft?.(sent.ids);
+        if (newDraft && this.stream === stream) this.onDraft?.(sent.ids);
       })
       .finally(() => {
         stream.pending = undefined;
