@@ -2,8 +2,10 @@
  * Compare-and-set on Redis: `Store.update` made atomic across every instance
  * that shares the store. The record is read, changed in this process, and
  * written by a script only if the stored text is still the one read; otherwise
- * the change runs again on the newer record. A script, not WATCH/MULTI: WATCH
- * belongs to a connection, and one connection serves many updates at once.
+ * the change runs again on the newer record, after a short random pause (two
+ * writers that retry at once would otherwise collide in step, one losing every
+ * time). A script, not WATCH/MULTI: WATCH belongs to a connection, and one
+ * connection serves many updates at once.
  */
 import type { Redis } from 'ioredis';
 import { StoreError } from '../errors.js';
@@ -18,6 +20,12 @@ return 1`;
 
 /** Retries before an update gives up: only a record changed this often by others gets there. */
 const MAX_ATTEMPTS = 100;
+
+/** The pause after losing the race `attempt` times in a row: random, growing, at most 20 ms. */
+function backoff(attempt: number): Promise<void> {
+  const ms = Math.random() * Math.min(20, 2 ** attempt / 4);
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 /** Atomic read-change-write of keyv records on Redis. */
 export class RedisCompareAndSet {
@@ -37,6 +45,7 @@ export class RedisCompareAndSet {
       const next = await change(current);
       const written = await this.client.eval(COMPARE_AND_SET, 1, key, text, next === undefined ? '1' : '0', next === undefined ? '' : JSON.stringify({ value: next }));
       if (written === 1) return next;
+      await backoff(attempt);
     }
     throw new StoreError(this.url, `the record ${key} kept changing under ${MAX_ATTEMPTS} attempts to update it`);
   }
