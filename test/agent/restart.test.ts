@@ -9,7 +9,7 @@ import { textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from
 import { scenarioTools, ToolLog } from '../scenarios/tools.js';
 import { startAppRig, userTextsSinceAnswer, type AppRig } from '../support/app-rig.js';
 import { testDm } from '../support/test-channel.js';
-import { ThreadHistory } from '../../src/agent/history.js';
+import { ThreadHistory, type OpenTurn } from '../../src/agent/history.js';
 import { TurnJournal } from '../../src/agent/turn-journal.js';
 import { RESTART_NOTICE } from '../../src/agent/turn-restart.js';
 import { IN_PROGRESS_MARK } from '../../src/channels/types.js';
@@ -21,6 +21,21 @@ afterEach(async () => {
   await rig?.close();
   rig = undefined;
 });
+
+/** Writes `open` as the thread's journal in the stopped app's store, as a process that died in that turn would have left it. */
+async function journalOpenTurn(dir: string, key: string, open: OpenTurn): Promise<void> {
+  const store = await Store.open({ url: `sqlite://${join(dir, 'pincer.sqlite')}` });
+  const history = new ThreadHistory(store, silentLogger);
+  const record = (await history.get(key))!;
+  await history.update(key, record.chat, (current) => {
+    current.turn = open;
+  });
+  const journal = new TurnJournal(store, silentLogger);
+  journal.mark(key);
+  await journal.durable();
+  await history.flush();
+  await store.close();
+}
 
 describe('shutdown and restart', () => {
   it('resumes the interrupted turn and answers a message that arrived while closing', async () => {
@@ -73,17 +88,7 @@ describe('shutdown and restart', () => {
     await rig.stopApp();
 
     // As if the process had died with an answer on its way out: the journal says so.
-    const store = await Store.open({ url: `sqlite://${join(rig.dir, 'pincer.sqlite')}` });
-    const history = new ThreadHistory(store, silentLogger);
-    const record = (await history.get('test:dm-eve'))!;
-    await history.update('test:dm-eve', record.chat, (current) => {
-      current.turn = { startedAt: 1_700_000_000_000, userId: 'test:eve', speaker: user, phase: 'delivering', answer: 'the answer on its way' };
-    });
-    const journal = new TurnJournal(store, silentLogger);
-    journal.mark('test:dm-eve');
-    await journal.durable();
-    await history.flush();
-    await store.close();
+    await journalOpenTurn(rig.dir, 'test:dm-eve', { startedAt: 1_700_000_000_000, userId: 'test:eve', speaker: user, phase: 'delivering', answer: 'the answer on its way' });
 
     await rig.startApp();
     await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).find((m) => m.text === 'the answer on its way'), 5_000, 'the answer sent again');
@@ -125,17 +130,7 @@ describe('shutdown and restart', () => {
     // As if the process had died delivering an answer it had streamed into a draft.
     const shown = await rig.platform.channel.send(chat, `the answer on its${IN_PROGRESS_MARK}`);
     await rig.stopApp();
-    const store = await Store.open({ url: `sqlite://${join(rig.dir, 'pincer.sqlite')}` });
-    const history = new ThreadHistory(store, silentLogger);
-    const record = (await history.get('test:dm-gus'))!;
-    await history.update('test:dm-gus', record.chat, (current) => {
-      current.turn = { startedAt: 1_700_000_000_000, userId: 'test:gus', speaker: user, phase: 'delivering', answer: 'the answer on its way', draft: shown.ids };
-    });
-    const journal = new TurnJournal(store, silentLogger);
-    journal.mark('test:dm-gus');
-    await journal.durable();
-    await history.flush();
-    await store.close();
+    await journalOpenTurn(rig.dir, 'test:dm-gus', { startedAt: 1_700_000_000_000, userId: 'test:gus', speaker: user, phase: 'delivering', answer: 'the answer on its way', draft: shown.ids });
 
     await rig.startApp();
     await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).find((m) => m.id === shown.ids[0] && m.text === 'the answer on its way'), 5_000, 'the draft edited into the answer');
