@@ -11,6 +11,35 @@ export function inboxId(message: InboundMessage): string {
   return `${message.messageId}@${message.receivedAt}`;
 }
 
+/**
+ * Where a message stands in its chat, as a string that sorts like the
+ * platform's own order: Telegram's `message_id` and Discord's snowflake are
+ * integers that grow, Slack's `ts` is seconds and microseconds. Digits only and
+ * of one width, so that Redis compares them as the platform would. Undefined
+ * for an id that is not a number (the entry then keeps its arrival order).
+ *
+ * Messages can arrive in another order than written: Slack sends one again,
+ * to another connection, when it was not acknowledged in time, and several
+ * instances each receive some of one chat's messages.
+ */
+export function platformOrder(messageId: string): string | undefined {
+  const match = /^(\d{1,20})(?:\.(\d{1,6}))?$/.exec(messageId);
+  if (!match) return undefined;
+  return match[1]!.padStart(20, '0') + (match[2] ?? '').padEnd(6, '0');
+}
+
+/** Puts `message` into `waiting` (messages not read yet) after those written before it; one without an order goes last. */
+export function insertInOrder(waiting: InboundMessage[], message: InboundMessage): void {
+  const order = platformOrder(message.messageId);
+  let at = waiting.length;
+  while (order !== undefined && at > 0) {
+    const other = platformOrder(waiting[at - 1]!.messageId);
+    if (other === undefined || other <= order) break;
+    at -= 1;
+  }
+  waiting.splice(at, 0, message);
+}
+
 /** The stored form of an accepted message. */
 export function toQueued(message: InboundMessage): QueuedMessage {
   const { sender } = message;

@@ -13,7 +13,7 @@ import type { ApprovalFlow, ApprovalResumption } from './approval-flow.js';
 import type { TurnState } from './chat-delegate.js';
 import type { TurnCause } from './events.js';
 import type { OpenTurn, QueuedMessage } from './history.js';
-import { fromQueued, inboxId, keepInInbox } from './inbox.js';
+import { fromQueued, inboxId, insertInOrder, keepInInbox } from './inbox.js';
 import { userMessagesFor } from './inbound-format.js';
 import { TurnPresenter } from './presenter.js';
 import type { FairSemaphore } from './semaphore.js';
@@ -97,10 +97,10 @@ export class ThreadRunner {
     this.chat = message.chat;
     void keepInInbox(this.services, this.key, message);
     if (this.current && !this.current.abort.signal.aborted) {
-      this.current.inject.push(message);
+      insertInOrder(this.current.inject, message);
       return;
     }
-    this.queue.push(message);
+    insertInOrder(this.queue, message);
     this.schedule();
   }
 
@@ -120,7 +120,7 @@ export class ThreadRunner {
     if (this.closed) return;
     this.context.journal.mark(this.key);
     if (open) this.resumes.push({ kind: 'recover', open });
-    this.queue.push(...inbox.map((queued) => fromQueued(queued, this.chat)));
+    for (const queued of inbox) insertInOrder(this.queue, fromQueued(queued, this.chat));
     this.schedule();
   }
 

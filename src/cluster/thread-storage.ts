@@ -19,6 +19,8 @@ import { CLUSTER_PREFIX, type ClusterNode } from './node.js';
 export interface InboxEntry {
   chat: ChatInfo;
   message: QueuedMessage;
+  /** Its place in the chat, by the platform's order (see `platformOrder`). */
+  order?: string;
 }
 
 /** Writes the head and appends (or replaces) messages when ARGV[1] holds the lease; takes consumed ids out of the inbox. */

@@ -9,7 +9,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { InboundMessage } from '../channels/types.js';
 import { threadKeyOf } from '../channels/types.js';
-import { toQueued } from '../agent/inbox.js';
+import { platformOrder, toQueued } from '../agent/inbox.js';
 import { RATE_NOTICE_EVERY_MS, RATE_WINDOW_MS } from '../agent/inbound-limits.js';
 import type { Logger } from '../log.js';
 import { CLUSTER_PREFIX, REDIS_NOW_MS, type ClusterNode, type HeldLease } from './node.js';
@@ -26,7 +26,9 @@ const SEEN_TTL_SECONDS = 24 * 60 * 60;
  * Puts an entry in KEYS[2] unless KEYS[1] (its message id) was seen, or its
  * sender's messages of the last ARGV[5] ms (the sorted set KEYS[4]) reach
  * ARGV[4] (0: no limit), or the inbox holds more than ARGV[8] entries already;
- * the thread joins the open set KEYS[3]. Returns {1} added, {0} seen, {-1, wait
+ * the thread joins the open set KEYS[3]. Entries stand in the order the platform
+ * gave their messages (ARGV[9], see {@link platformOrder}), whatever order the
+ * instances stored them in. Returns {1} added, {0} seen, {-1, wait
  * ms, 1 when the sender is to be told (KEYS[5] marks that for ARGV[6] ms)}, or
  * {-2, entries waiting}.
  */
@@ -47,7 +49,18 @@ if limit > 0 then
   redis.call('ZADD', KEYS[4], now, ARGV[7])
   redis.call('PEXPIRE', KEYS[4], window)
 end
-redis.call('RPUSH', KEYS[2], ARGV[2])
+-- In the platform's order (ARGV[9]), before the later entries at its tail; an entry without one goes last.
+local later = nil
+if ARGV[9] ~= '' then
+  local entries = redis.call('LRANGE', KEYS[2], 0, -1)
+  for i = #entries, 1, -1 do
+    local ok, decoded = pcall(cjson.decode, entries[i])
+    local other = ok and decoded['order'] or nil
+    if type(other) ~= 'string' or other <= ARGV[9] then break end
+    later = entries[i]
+  end
+end
+if later then redis.call('LINSERT', KEYS[2], 'BEFORE', later, ARGV[2]) else redis.call('RPUSH', KEYS[2], ARGV[2]) end
 redis.call('SADD', KEYS[3], ARGV[3])
 return {1}`;
 
@@ -140,11 +153,12 @@ export class ClusterThreads implements LeaseHolder {
    */
   async intake(message: InboundMessage, limits?: IntakeLimits): Promise<Intake> {
     const thread = threadKeyOf(message.chat);
-    const entry: InboxEntry = { chat: message.chat, message: toQueued(message) };
+    const order = platformOrder(message.messageId);
+    const entry: InboxEntry = { chat: message.chat, message: toQueued(message), ...(order ? { order } : {}) };
     const seen = `${CLUSTER_PREFIX}seen:${thread}:${message.messageId}`;
     const sender = `${CLUSTER_PREFIX}rate:in:${limits?.userId ?? ''}`;
     const keys = [seen, threadKeys(thread).inbox, OPEN, sender, `${sender}:told`];
-    const args = [SEEN_TTL_SECONDS, JSON.stringify(entry), thread, limits?.perMinute ?? 0, RATE_WINDOW_MS, RATE_NOTICE_EVERY_MS, `${thread}:${message.messageId}`, limits?.maxQueued ?? Number.MAX_SAFE_INTEGER];
+    const args = [SEEN_TTL_SECONDS, JSON.stringify(entry), thread, limits?.perMinute ?? 0, RATE_WINDOW_MS, RATE_NOTICE_EVERY_MS, `${thread}:${message.messageId}`, limits?.maxQueued ?? Number.MAX_SAFE_INTEGER, order ?? ''];
     const [outcome, wait, tell] = (await this.node.redis.eval(INTAKE, keys.length, ...keys, ...args)) as [number, number?, number?];
     if (outcome === 0) return { kind: 'seen' };
     if (outcome === -2) return { kind: 'full', waiting: Number(wait) };

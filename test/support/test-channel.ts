@@ -64,6 +64,8 @@ export interface UserMessageInput {
   mentionsBot?: boolean;
   replyToBot?: boolean;
   attachments?: AttachmentMeta[];
+  /** The platform's id of the message (default: a new one); a number orders it as Telegram's ids do. */
+  messageId?: string;
 }
 
 /** What {@link TestChannel.command} needs. */
@@ -215,7 +217,7 @@ export class TestChannel implements Channel {
       chat: input.chat,
       sender: input.sender,
       receivedAt: Date.now(),
-      messageId: this.platform.nextId('u'),
+      messageId: input.messageId ?? this.platform.nextId('u'),
       text: input.text,
       mentionsBot: input.mentionsBot ?? input.chat.kind === 'dm',
       replyToBot: input.replyToBot ?? false,

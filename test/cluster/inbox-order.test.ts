@@ -1,0 +1,81 @@
+/**
+ * A shared thread's inbox holds its messages in the order the person wrote
+ * them, whichever order the instances stored them in: Slack spreads one chat's
+ * messages over the instances' sockets (and sends one again to another socket
+ * when it is not acknowledged in time), so a later message can reach Redis
+ * first.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ChatInfo, InboundMessage } from '../../src/channels/types.js';
+import { threadKeyOf } from '../../src/channels/types.js';
+import { ClusterNode } from '../../src/cluster/node.js';
+import { threadKeys, type InboxEntry } from '../../src/cluster/thread-storage.js';
+import { ClusterThreads } from '../../src/cluster/threads.js';
+import { platformOrder } from '../../src/agent/inbox.js';
+import { silentLogger } from '../../src/log.js';
+import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
+
+/** Database 10 of the test Redis: this suite's own, emptied before each test. */
+const { available, skip, url } = testRedisDb(10);
+
+let node: ClusterNode | undefined;
+afterEach(() => {
+  node?.close();
+  node = undefined;
+});
+
+function message(chat: ChatInfo, messageId: string, text: string): InboundMessage {
+  return { type: 'message', chat, sender: { id: 'U1', name: 'One' }, receivedAt: Date.now(), messageId, text, mentionsBot: true, replyToBot: false, attachments: [] };
+}
+
+const dm = (channel: string, chatId: string): ChatInfo => ({ channel, chatId, kind: 'dm', scope: 'global' });
+
+/** Stores the messages in the order given, and returns the inbox's texts in its order. */
+async function inboxAfter(chat: ChatInfo, arrivals: [messageId: string, text: string][]): Promise<string[]> {
+  await flushDb(url());
+  node = await ClusterNode.connect(url(), 'a', 2_000, silentLogger);
+  const threads = new ClusterThreads(node, silentLogger);
+  for (const [messageId, text] of arrivals) expect((await threads.intake(message(chat, messageId, text))).kind).toBe('added');
+  const stored = await node.redis.lrange(threadKeys(threadKeyOf(chat)).inbox, 0, -1);
+  return stored.map((text) => (JSON.parse(text) as InboxEntry).message.text);
+}
+
+describe('platformOrder', () => {
+  it("sorts as the platform's ids do, as strings of one width", () => {
+    const sorted = (ids: string[]) => [...ids].sort((a, b) => (platformOrder(a)! < platformOrder(b)! ? -1 : 1));
+    // Telegram message ids: 9 before 10, which plain strings would not give.
+    expect(sorted(['10', '9', '100'])).toEqual(['9', '10', '100']);
+    // Slack ts: the microseconds count, and a shorter fraction means fewer of them.
+    expect(sorted(['1700000001.000001', '1700000000.9', '1700000000.000100'])).toEqual(['1700000000.000100', '1700000000.9', '1700000001.000001']);
+    // Discord snowflakes past 2^53, one apart.
+    expect(sorted(['1180000000000000003', '1180000000000000002'])).toEqual(['1180000000000000002', '1180000000000000003']);
+  });
+
+  it('gives nothing for an id that is not a number', () => {
+    expect(platformOrder('u-12')).toBeUndefined();
+    expect(platformOrder('')).toBeUndefined();
+  });
+});
+
+describe.skipIf(!available)(`the shared inbox's order${skip}`, () => {
+  it('puts a Slack message stored late before the later ones already waiting', async () => {
+    const texts = await inboxAfter(dm('slack', 'D1'), [
+      ['1700000000.000100', 'm1'],
+      ['1700000004.000100', 'm5'],
+      ['1700000002.000100', 'm3'],
+      ['1700000003.000100', 'm4'],
+      ['1700000001.000100', 'm2'],
+    ]);
+    expect(texts).toEqual(['m1', 'm2', 'm3', 'm4', 'm5']);
+  });
+
+  it('orders Telegram ids as numbers and Discord snowflakes past 2^53 exactly', async () => {
+    expect(await inboxAfter(dm('telegram', '42'), [['10', 'ten'], ['9', 'nine'], ['11', 'eleven']])).toEqual(['nine', 'ten', 'eleven']);
+    expect(await inboxAfter(dm('discord', '77'), [['1180000000000000003', 'third'], ['1180000000000000002', 'second']])).toEqual(['second', 'third']);
+  });
+
+  it('keeps arrival order for ids that are not numbers, and does not move a message behind one of them', async () => {
+    const texts = await inboxAfter(dm('test', 'c1'), [['5', 'five'], ['x-1', 'named'], ['3', 'three']]);
+    expect(texts).toEqual(['five', 'named', 'three']);
+  });
+});
