@@ -242,8 +242,8 @@ export class ThreadRunner {
   private async runRecover(open: OpenTurn): Promise<void> {
     const turn = await this.newTurn('recover', open.speaker, open.userId);
     if (open.replyTo !== undefined) turn.replyTo = open.replyTo;
-    // Messages that waited in the inbox would have been read by the interrupted turn.
-    turn.inject.push(...this.queue.splice(0));
+    // Messages that waited in the inbox would have been read by the interrupted turn; one that came meanwhile may be later.
+    for (const message of this.queue.splice(0)) insertInOrder(turn.inject, message);
     await this.context.engine.recover(turn, open);
   }
 

@@ -170,6 +170,8 @@ export class ClusterThreads implements LeaseHolder {
   /** Takes the thread if no instance holds it, or reads its new inbox entries if this one does. */
   async offer(thread: string): Promise<void> {
     if (this.closed) return;
+    // A takeover under way hands the runner the whole inbox: reading it meanwhile would hand over the same entries again.
+    await this.taking.get(thread)?.catch(() => undefined);
     const held = this.held.get(thread);
     if (held) await this.drain(thread, held);
     else await this.take(thread);

@@ -10,7 +10,7 @@ import type { ChatInfo, InboundMessage } from '../../src/channels/types.js';
 import { threadKeyOf } from '../../src/channels/types.js';
 import { ClusterNode } from '../../src/cluster/node.js';
 import { threadKeys, type InboxEntry } from '../../src/cluster/thread-storage.js';
-import { ClusterThreads } from '../../src/cluster/threads.js';
+import { ClusterThreads, type ThreadHost } from '../../src/cluster/threads.js';
 import { platformOrder } from '../../src/agent/inbox.js';
 import { silentLogger } from '../../src/log.js';
 import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
@@ -19,9 +19,11 @@ import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
 const { available, skip, url } = testRedisDb(10);
 
 let node: ClusterNode | undefined;
-afterEach(() => {
+let threads: ClusterThreads | undefined;
+afterEach(async () => {
+  await threads?.close();
   node?.close();
-  node = undefined;
+  node = threads = undefined;
 });
 
 function message(chat: ChatInfo, messageId: string, text: string): InboundMessage {
@@ -34,7 +36,7 @@ const dm = (channel: string, chatId: string): ChatInfo => ({ channel, chatId, ki
 async function inboxAfter(chat: ChatInfo, arrivals: [messageId: string, text: string][]): Promise<string[]> {
   await flushDb(url());
   node = await ClusterNode.connect(url(), 'a', 2_000, silentLogger);
-  const threads = new ClusterThreads(node, silentLogger);
+  threads = new ClusterThreads(node, silentLogger);
   for (const [messageId, text] of arrivals) expect((await threads.intake(message(chat, messageId, text))).kind).toBe('added');
   const stored = await node.redis.lrange(threadKeys(threadKeyOf(chat)).inbox, 0, -1);
   return stored.map((text) => (JSON.parse(text) as InboxEntry).message.text);
@@ -79,3 +81,52 @@ describe.skipIf(!available)(`the shared inbox's order${skip}`, () => {
     expect(texts).toEqual(['five', 'named', 'three']);
   });
 });
+
+describe.skipIf(!available)(`taking a thread over while its messages arrive${skip}`, () => {
+  it('hands each inbox entry to the runner once: a message arriving during the takeover is not read with the ones it queued', async () => {
+    await flushDb(url());
+    node = await ClusterNode.connect(url(), 'a', 2_000, silentLogger);
+    const coordinator = (threads = new ClusterThreads(node, silentLogger));
+    const chat = dm('telegram', '42');
+    const thread = threadKeyOf(chat);
+    const inbox = threadKeys(thread).inbox;
+    let openGate!: () => void;
+    const gate = new Promise<void>((resolve) => (openGate = resolve));
+    let takeOvers = 0;
+    const handed: string[] = [];
+    const host: ThreadHost = {
+      // Like the runtime: reads the thread (its inbox) and queues what waits, which takes a while.
+      takeOver: async () => {
+        takeOvers += 1;
+        const waiting = (await node!.redis.lrange(inbox, 0, -1)).map((text) => JSON.parse(text) as InboxEntry);
+        handed.push(...waiting.map((entry) => entry.message.text));
+        await gate;
+        return waiting.map((entry) => entry.message.id);
+      },
+      deliver: (_thread, entries) => handed.push(...entries.map((entry) => entry.message.text)),
+      spare: () => true,
+      busy: () => handed.length > 0,
+      forget: () => undefined,
+      flush: () => Promise.resolve(),
+      lost: () => undefined,
+    };
+    coordinator.start(host);
+    await coordinator.intake(message(chat, '1', 'm1'));
+    await until(() => takeOvers === 1, 'the takeover to start');
+    // m2 arrives while the takeover still reads the thread: every instance is told of it.
+    await coordinator.intake(message(chat, '2', 'm2'));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    openGate();
+    await until(() => handed.includes('m2'), 'm2 to be handed over');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(handed).toEqual(['m1', 'm2']);
+  });
+});
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const end = Date.now() + 5_000;
+  while (!check()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
