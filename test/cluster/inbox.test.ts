@@ -3,7 +3,8 @@
  * them, whichever order the instances stored them in: Slack spreads one chat's
  * messages over the instances' sockets (and sends one again to another socket
  * when it is not acknowledged in time), so a later message can reach Redis
- * first.
+ * first. And an instance taking a thread over hands each waiting message to
+ * the thread once, even when another arrives during the takeover.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatInfo, InboundMessage } from '../../src/channels/types.js';
