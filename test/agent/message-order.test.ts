@@ -31,12 +31,7 @@ describe('the order of waiting messages', () => {
     write('103', 'm3');
     write('104', 'm4');
     write('102', 'm2');
-    const release = setInterval(() => model.releaseAll(), 20);
-    try {
-      await rig.app.runtime.idle();
-    } finally {
-      clearInterval(release);
-    }
+    await model.answerUntilIdle(rig.app);
     const read = requests(rig).flat();
     expect(read.filter((text, i) => read.indexOf(text) === i)).toEqual(['m1', 'm2', 'm3', 'm4']);
   });
@@ -47,12 +42,7 @@ describe('the order of waiting messages', () => {
     rig.platform.channel.userMessage({ chat, sender: person, text: 'first' });
     await rig.platform.waitFor(() => model.waiting === 1, 10_000, 'the first model request');
     for (const text of ['second', 'third']) rig.platform.channel.userMessage({ chat, sender: person, text });
-    const release = setInterval(() => model.releaseAll(), 20);
-    try {
-      await rig.app.runtime.idle();
-    } finally {
-      clearInterval(release);
-    }
+    await model.answerUntilIdle(rig.app);
     const read = requests(rig).flat();
     expect(read.filter((text, i) => read.indexOf(text) === i)).toEqual(['first', 'second', 'third']);
   });

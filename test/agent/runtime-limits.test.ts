@@ -112,12 +112,7 @@ describe('turn bounds', () => {
     await rig.platform.waitFor(() => refusals().length === 2, 10_000, 'two refusals');
     expect(refusals()[0]!.text).toMatch(/^I already have 2 messages waiting/);
     // Answer everything the thread still has to say.
-    const release = setInterval(() => model.releaseAll(), 20);
-    try {
-      await rig.app.runtime.idle();
-    } finally {
-      clearInterval(release);
-    }
+    await model.answerUntilIdle(rig.app);
     const seen = userTexts(rig);
     expect(seen).toEqual(expect.arrayContaining(['m1', 'm2', 'm3']));
     expect(seen).not.toContain('m4');

@@ -137,4 +137,14 @@ export class HeldModel {
   releaseAll(): void {
     while (this.releaseOne());
   }
+
+  /** Answers every request, present and to come, until `app` has nothing left to do. */
+  async answerUntilIdle(app: App): Promise<void> {
+    const release = setInterval(() => this.releaseAll(), 20);
+    try {
+      await app.runtime.idle();
+    } finally {
+      clearInterval(release);
+    }
+  }
 }
