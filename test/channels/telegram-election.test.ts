@@ -123,7 +123,7 @@ async function receives(instance: Instance, text: string): Promise<void> {
 /** No 409 answered by the fake, and none logged by either instance. */
 function expectNoConflict(...instances: Instance[]): void {
   expect(fake.conflicts).toBe(0);
-  for (const instance of instances) expect(instance.lines.filter((line) => /409|Conflict/.test(line))).toEqual([]);
+  for (const instance of instances) expect(instance.lines.filter((line) => /\b409\b|Conflict/.test(line))).toEqual([]);
 }
 
 describe('Telegram polling by one elected instance', () => {
