@@ -21,19 +21,23 @@ export function addUsage(totals: UsageTotals, response: LlmResponse): UsageTotal
   return totals;
 }
 
-/** How long usage changes wait in memory before they are written (they are also written on close). */
-const FLUSH_DELAY_MS = 5_000;
-
 /** Written totals kept in memory beyond this many are read again from the store when needed. */
 const CACHE_SIZE = 5_000;
 
 /**
- * Daily usage per user and in total. Totals live in memory once read and are
- * written back in the background: a model call costs no store round trip, and
- * the cost ceiling reads the in-memory total. A write adds what this process
- * counted since its last write to the stored total (an atomic update), and
- * takes back the sum: instances sharing a store count together, and each sees
- * the others' usage from its next write on.
+ * How long counted usage waits in memory before it is written (it is also
+ * written on close, and before a total is read): calls made meanwhile share
+ * one write, and a crash loses at most this long's calls.
+ */
+const WRITE_DELAY_MS = 1_000;
+
+/**
+ * Daily usage per user and in total. Totals live in memory once read; a model
+ * call's usage is written in the background within a second (a call waits for
+ * no store round trip). A write adds what this process counted since its last
+ * write to the stored total (an atomic update) and takes back the sum, so
+ * instances sharing a store count together. Reading a total reads the stored
+ * one, so the cost ceiling counts other instances' calls once they are written.
  */
 export class UsageLedger {
   private readonly days: Namespace<UsageTotals>;
@@ -43,7 +47,11 @@ export class UsageLedger {
   private readonly stored = new Map<string, UsageTotals>();
   /** The write of each total in flight: two writes of one total would add the same part twice. */
   private readonly writing = new Map<string, Promise<void>>();
+  /** A write of each total that has not started yet: it will carry every change made before it starts. */
+  private readonly queued = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
+  /** The day of the last flush: totals of earlier days leave memory when it changes. */
+  private day = '';
   /** Totals being changed right now (between their read and the change), never evicted. */
   private readonly inUse = new Map<string, number>();
 
@@ -67,22 +75,26 @@ export class UsageLedger {
         else this.inUse.delete(key);
       }
     }
-    this.timer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS).unref();
+    this.writeSoon();
   }
 
-  /** A user's usage today. */
-  async userToday(userId: string): Promise<UsageTotals> {
-    return { ...(await this.totals(`user:${userId}:${dayOf(this.now())}`)) };
+  /**
+   * A user's usage today as stored now, with what this process counted and has
+   * not written yet: the daily cost ceiling reads it, so other instances' calls
+   * count against it as soon as they are written.
+   */
+  userToday(userId: string): Promise<UsageTotals> {
+    return this.current(`user:${userId}:${dayOf(this.now())}`);
   }
 
   /** The part of a user's usage today that their background jobs made. */
-  async userJobsToday(userId: string): Promise<UsageTotals> {
-    return { ...(await this.totals(`jobs:${userId}:${dayOf(this.now())}`)) };
+  userJobsToday(userId: string): Promise<UsageTotals> {
+    return this.current(`jobs:${userId}:${dayOf(this.now())}`);
   }
 
   /** Everyone's usage today. */
-  async totalToday(): Promise<UsageTotals> {
-    return { ...(await this.totals(`total:${dayOf(this.now())}`)) };
+  totalToday(): Promise<UsageTotals> {
+    return this.current(`total:${dayOf(this.now())}`);
   }
 
   /**
@@ -97,8 +109,10 @@ export class UsageLedger {
     await Promise.all(keys.map((key) => this.write(key)));
     const today = dayOf(this.now());
     let excess = this.cache.size - CACHE_SIZE;
+    if (excess <= 0 && today === this.day) return;
+    this.day = today;
     for (const key of this.cache.keys()) {
-      if (this.dirty.has(key) || this.inUse.has(key)) continue;
+      if (this.dirty.has(key) || this.inUse.has(key) || this.writing.has(key)) continue;
       if (!key.endsWith(today) || excess > 0) {
         this.cache.delete(key);
         this.stored.delete(key);
@@ -107,10 +121,32 @@ export class UsageLedger {
     }
   }
 
+  /** A total as stored now plus this process's unwritten part (one write, or one read when there is nothing to add). */
+  private async current(key: string): Promise<UsageTotals> {
+    // A store that does not answer leaves the total in memory, which is never behind this process's own calls.
+    await this.write(key).catch(() => undefined);
+    return { ...(await this.totals(key)) };
+  }
+
+  private writeSoon(): void {
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      this.flush().catch(() => {
+        // Not written: the totals stay ahead of the stored ones, and the next write adds the difference.
+      });
+    }, WRITE_DELAY_MS).unref();
+  }
+
   /** Adds this process's part of a total to the stored one (after any write of it in flight). */
   private write(key: string): Promise<void> {
+    const waiting = this.queued.get(key);
+    if (waiting) return waiting;
     const previous = this.writing.get(key) ?? Promise.resolve();
-    const next = previous.then(() => this.add(key));
+    const next = previous.then(() => {
+      this.queued.delete(key);
+      return this.add(key);
+    });
+    this.queued.set(key, next);
     const settled = next.catch(() => undefined);
     this.writing.set(key, settled);
     void settled.then(() => {
@@ -124,7 +160,7 @@ export class UsageLedger {
     const totals = await this.totals(key);
     const sent = { ...totals };
     const delta = combine(sent, this.stored.get(key) ?? zeroUsage(), -1);
-    const stored = (await this.days.update(key, (current) => combine(current ?? zeroUsage(), delta, 1)))!;
+    const stored = isZero(delta) ? ((await this.days.get(key)) ?? zeroUsage()) : (await this.days.update(key, (current) => combine(current ?? zeroUsage(), delta, 1)))!;
     // Calls recorded during the write stay on top of the new stored total.
     Object.assign(totals, combine(stored, combine(totals, sent, -1), 1));
     this.stored.set(key, stored);
@@ -152,6 +188,10 @@ function combine(a: UsageTotals, b: UsageTotals, sign: 1 | -1): UsageTotals {
     costUsd: a.costUsd + sign * b.costUsd,
     calls: a.calls + sign * b.calls,
   };
+}
+
+function isZero(totals: UsageTotals): boolean {
+  return !totals.inputTokens && !totals.outputTokens && !totals.cachedTokens && !totals.costUsd && !totals.calls;
 }
 
 /** Formats totals for people: `1,234 in / 567 out tokens, $0.0123`. */

@@ -47,6 +47,36 @@ describe('usage', () => {
     expect((await app.services.usage.userToday('test:cy')).costUsd).toBeCloseTo(expectedCost, 10);
   });
 
+  it('puts each call on record within a second: a ledger started after a crash, or another instance\'s, sees it without a flush', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pincer-usage-'));
+    const store = await Store.open({ dataDir: dir });
+    cleanup = async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    };
+    const response = { content: '', toolCalls: [], finishReason: 'stop' as const, usage: { inputTokens: 10, outputTokens: 1, cachedTokens: 0 }, costUsd: 0.25, model: 'm' };
+    const first = new UsageLedger(store);
+    const other = new UsageLedger(store);
+    // The other instance has read the total before the calls: what it shows next must not be that old reading.
+    expect((await other.userToday('test:ann')).costUsd).toBe(0);
+    await first.record('test:ann', response);
+    await first.record('test:ann', response);
+    // No flush and no close, as after kill -9: the calls are written within a second.
+    const started = Date.now();
+    let seen = 0;
+    while (seen < 0.5 && Date.now() - started < 4_000) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      seen = (await new UsageLedger(store).userToday('test:ann')).costUsd;
+    }
+    expect(seen).toBeCloseTo(0.5, 10);
+    // What the daily cost ceiling reads on another instance counts them too, and its own calls add on top.
+    expect((await other.userToday('test:ann')).costUsd).toBeCloseTo(0.5, 10);
+    await other.record('test:ann', response);
+    expect((await other.userToday('test:ann')).calls).toBe(3);
+    expect((await first.userToday('test:ann')).calls).toBe(3);
+    expect((await other.totalToday()).costUsd).toBeCloseTo(0.75, 10);
+  });
+
   it('keeps only a bounded number of written totals in memory, and reads an evicted one back exactly', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pincer-usage-'));
     const store = await Store.open({ dataDir: dir });

@@ -235,13 +235,15 @@ describe.skipIf(!available)(`usage counted by two instances on Redis${skip}`, ()
       await Promise.all(ledgers.map((ledger) => Promise.all(Array.from({ length: 7 }, () => ledger.record('test:u', response as never)))));
       await Promise.all(ledgers.map((ledger) => ledger.flush()));
     }
-    // The stored total has both instances' calls; each instance sees the other's from its own next write on.
+    // The stored total has both instances' calls.
     const total = await new UsageLedger(stores[0]!).userToday('test:u');
     expect(total.calls).toBe(42);
     expect(total.inputTokens).toBe(420);
+    // A call on one instance counts in what the other reads next (the daily cost ceiling), with no flush in between.
     await ledgers[0]!.record('test:u', response as never);
-    await ledgers[0]!.flush();
     expect((await ledgers[0]!.userToday('test:u')).calls).toBe(43);
+    expect((await ledgers[1]!.userToday('test:u')).calls).toBe(43);
+    expect((await ledgers[1]!.userToday('test:u')).costUsd).toBeCloseTo(0.43, 10);
     await Promise.all(stores.map((store) => store.close()));
   });
 });
