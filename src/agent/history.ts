@@ -258,6 +258,8 @@ export class ThreadHistory {
     await this.storage.write(key, { ...record, messages }, deltaBetween(before, after));
     // Unless the thread was forgotten or read again meanwhile.
     if (this.written.get(key) === before) this.written.set(key, after);
+    // A thread evicted while this write waited keeps what it wrote only for a write queued behind it.
+    if (!this.cache.has(key) && !this.queued.has(key)) this.written.delete(key);
   }
 
   private async read(key: string, chat: ChatInfo): Promise<ThreadRecord> {
@@ -274,10 +276,15 @@ export class ThreadHistory {
     return record;
   }
 
-  /** Without its written state, a thread read back from the queue writes its whole history again: correct, only larger. */
+  /**
+   * Drops a thread from memory. While a write of it is pending, what was
+   * written stays: the queued write compares with it to name the messages it
+   * appends and the inbox messages it takes out (a storage that keeps the inbox
+   * apart would otherwise keep them, and they would be answered again).
+   */
   private evict(key: string): void {
     this.cache.delete(key);
-    this.written.delete(key);
+    if (!this.writes.has(key)) this.written.delete(key);
   }
 }
 

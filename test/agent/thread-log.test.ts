@@ -247,4 +247,23 @@ describe('thread history deltas', () => {
     expect(storage.deltas.at(-1)).toEqual({ from: 0, rewrite: false, consumed: ['a'] });
     expect((await readFresh())!.inbox.map((message) => message.id)).toEqual(['b']);
   });
+
+  it('names the inbox messages a queued write takes out when its thread left the cache while it waited', async () => {
+    const storage = new GatedStorage();
+    const history = historyOver(storage);
+    const queued = (id: string) => ({ id, messageId: id, sender: { id: 'ada', name: 'Ada' }, text: id, receivedAt: 1, mentionsBot: false, replyToBot: false, attachments: [] });
+    // The first write waits at the gate; the turn's save queues behind it.
+    await history.update(KEY, chat, (record) => record.inbox.push(queued('a'), queued('b')), { wait: false });
+    const record = await history.load(KEY, chat);
+    record.messages = [...record.messages, ...messages(0, 2)];
+    await history.save(record, { wait: false, consumed: ['a'] });
+    // Enough other threads to push this one out of the cache meanwhile.
+    for (let other = 0; other < 2_000; other++) await history.load(`test:dm-${other}`, { ...chat, chatId: `dm-${other}` });
+    storage.release();
+    await history.flush();
+    // Without what was written, the queued write would take nothing out of an inbox kept apart (Redis), and `a` would be answered again.
+    expect(storage.deltas.at(-1)).toEqual({ from: 0, rewrite: false, consumed: ['a'] });
+    expect((await readFresh())!.inbox.map((message) => message.id)).toEqual(['b']);
+    expect(Reflect.get(history, 'written').has(KEY)).toBe(false);
+  });
 });
