@@ -18,6 +18,20 @@ afterEach(async () => {
   cleanup = undefined;
 });
 
+/** A SQLite store in a fresh folder, closed and removed after the test. */
+async function openStore(): Promise<Store> {
+  const dir = mkdtempSync(join(tmpdir(), 'pincer-usage-'));
+  const store = await Store.open({ dataDir: dir });
+  cleanup = async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return store;
+}
+
+/** A model response of 10 input and 1 output tokens that cost `costUsd`. */
+const callCosting = (costUsd: number) => ({ content: '', toolCalls: [], finishReason: 'stop' as const, usage: { inputTokens: 10, outputTokens: 1, cachedTokens: 0 }, costUsd, model: 'm' });
+
 const isSummaryRequest = (request: FakeLlmRequest) => String(request.messages[0]?.content ?? '').startsWith('Summarise the conversation');
 
 describe('usage', () => {
@@ -48,13 +62,8 @@ describe('usage', () => {
   });
 
   it('puts each call on record within a second: a ledger started after a crash, or another instance\'s, sees it without a flush', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pincer-usage-'));
-    const store = await Store.open({ dataDir: dir });
-    cleanup = async () => {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    };
-    const response = { content: '', toolCalls: [], finishReason: 'stop' as const, usage: { inputTokens: 10, outputTokens: 1, cachedTokens: 0 }, costUsd: 0.25, model: 'm' };
+    const store = await openStore();
+    const response = callCosting(0.25);
     const first = new UsageLedger(store);
     const other = new UsageLedger(store);
     // The other instance has read the total before the calls: what it shows next must not be that old reading.
@@ -78,14 +87,9 @@ describe('usage', () => {
   });
 
   it('keeps only a bounded number of written totals in memory, and reads an evicted one back exactly', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'pincer-usage-'));
-    const store = await Store.open({ dataDir: dir });
-    cleanup = async () => {
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    };
+    const store = await openStore();
     const ledger = new UsageLedger(store);
-    const response = { content: '', toolCalls: [], finishReason: 'stop' as const, usage: { inputTokens: 10, outputTokens: 1, cachedTokens: 0 }, costUsd: 0.01, model: 'm' };
+    const response = callCosting(0.01);
     for (let user = 0; user < 6_000; user++) await ledger.record(`test:u${user}`, response);
     await ledger.record('test:u0', response);
     await ledger.flush();
