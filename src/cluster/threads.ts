@@ -50,14 +50,18 @@ if limit > 0 then
   redis.call('PEXPIRE', KEYS[4], window)
 end
 -- In the platform's order (ARGV[9]), before the later entries at its tail; an entry without one goes last.
+-- Walks back from the tail only as far as the later entries go (usually none).
 local later = nil
 if ARGV[9] ~= '' then
-  local entries = redis.call('LRANGE', KEYS[2], 0, -1)
-  for i = #entries, 1, -1 do
-    local ok, decoded = pcall(cjson.decode, entries[i])
+  local i = -1
+  local entry = redis.call('LINDEX', KEYS[2], i)
+  while entry do
+    local ok, decoded = pcall(cjson.decode, entry)
     local other = ok and decoded['order'] or nil
     if type(other) ~= 'string' or other <= ARGV[9] then break end
-    later = entries[i]
+    later = entry
+    i = i - 1
+    entry = redis.call('LINDEX', KEYS[2], i)
   end
 end
 if later then redis.call('LINSERT', KEYS[2], 'BEFORE', later, ARGV[2]) else redis.call('RPUSH', KEYS[2], ARGV[2]) end
