@@ -101,6 +101,8 @@ describe.skipIf(!available)(`Discord shards shared by two instances on Redis${sk
     dead.die();
     await waitFor(() => survivor.channel.shards().length === 2 && dead.channel.shards().length === 0, 'the survivor holds both shards', 6 * LEASE_TTL_MS);
     await waitFor(() => survivor.channel.health().ready, 'the survivor is ready');
+    // The dead instance's socket closes once it has stopped the shard; the close reaches the gateway a moment later.
+    await waitFor(() => discord.connectedShards.filter(([id]) => id === 1).length === 1, 'shard 1 has one connection, the survivor’s');
     expect(discord.connectedShards.filter(([id]) => id === 1)).toHaveLength(1);
 
     mention(discord, rooms[1]!, alice, 'after the failover');
