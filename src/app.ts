@@ -138,7 +138,11 @@ export async function createApp(options: AppOptions): Promise<App> {
       log: log.child({ channel: name }),
       commands: COMMANDS,
       completions: (source) => (source === 'tool' ? registry.names() : source === 'model' ? models.list().map((choice) => choice.name) : []),
-      state: { get: (key) => state.get(key), set: (key, value, ttlMs) => state.set(key, value, ttlMs) },
+      state: {
+        get: (key) => state.get(key),
+        set: (key, value, ttlMs) => state.set(key, value, ttlMs),
+        update: (key, change) => state.update(key, change),
+      },
       acknowledges: true,
       ...(cluster ? { election: new RedisElection(cluster.node, log.child({ channel: name }), members.get(name)), sharedBudget } : {}),
     };

@@ -4,8 +4,9 @@
  * store at once, before the next part goes. An answer sent again (a successor
  * instance, or this process after a restart, resuming a turn that died while
  * sending) skips the parts on record. On a platform that recognises nothing
- * sent twice (Telegram) a part is repeated only by a crash in the moment
- * between the platform accepting it and this one write.
+ * sent twice (Telegram) a part a crash cut short between the platform
+ * accepting it and this write is looked for by the channel itself
+ * (channels/telegram/sent-trail.ts).
  */
 import { z } from 'zod';
 import type { PartLedger } from '../channels/types.js';

@@ -184,6 +184,8 @@ export interface ChannelCapabilities {
 export interface ChannelState {
   get(key: string): Promise<unknown>;
   set(key: string, value: unknown, ttlMs?: number): Promise<void>;
+  /** Reads, changes and writes one entry with no other update of it in between (across instances, on Redis). */
+  update?(key: string, change: (current: unknown) => unknown): Promise<unknown>;
 }
 
 /** How a message is sent. */

@@ -39,6 +39,7 @@ import { describeError, isUnauthorized, toChannelError } from './errors.js';
 import type { BotIdentity } from './inbound.js';
 import { resolveOptions, type ResolvedTelegramOptions, type TelegramChannelOptions } from './options.js';
 import { TelegramOutbound } from './outbound.js';
+import { SentTrail } from './sent-trail.js';
 import { TELEGRAM_MESSAGE_LIMIT } from './parts.js';
 import { PollingDuty } from './polling-duty.js';
 import { ALLOWED_UPDATES } from './poller.js';
@@ -109,7 +110,9 @@ export class TelegramChannel implements Channel {
       ...(deps.sharedBudget ? { sharedBudget: deps.sharedBudget } : {}),
     });
     const api = this.bot.api;
-    this.outbound = new TelegramOutbound({ api, log: this.log });
+    // A state that cannot update atomically (tests' stand-ins) keeps no record of posts.
+    const trail = deps.state.update ? new SentTrail(deps.state, this.log) : undefined;
+    this.outbound = new TelegramOutbound({ api, log: this.log, trail });
     this.admins = new AdminCache(api, this.options.adminCacheMs, this.log);
     this.access = new AccessPolicy(config, deps.state, this.options.deniedReplyIntervalMs, this.options.owners);
     this.callbacks = new CallbackAnswers({
@@ -166,7 +169,12 @@ export class TelegramChannel implements Channel {
 
   /** Sends markdown as Telegram HTML, split into parts of at most 4096 characters. */
   send(chat: ChatAddress, text: string, options?: SendOptions): Promise<SentMessage> {
-    return this.outbound.send(chat, text, { replyTo: options?.replyTo, parts: options?.parts });
+    return this.outbound.send(chat, text, {
+      replyTo: options?.replyTo,
+      parts: options?.parts,
+      key: options?.idempotencyKey,
+      resumed: options?.resumed,
+    });
   }
 
   /** Edits the parts in place, sends extra parts and removes surplus ones. */

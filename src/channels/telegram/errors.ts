@@ -23,7 +23,13 @@ function causeMessage(cause: unknown): string {
 /** The ChannelError for a call that failed after the retries. */
 export function toChannelError(error: unknown, what: string): ChannelError {
   if (error instanceof ChannelError) return error;
-  return new ChannelError(CHANNEL, `${what} failed: ${describeError(error)}`, isRetryable(error));
+  return new ChannelError(CHANNEL, `${what} failed: ${describeError(error)}`, isRetryable(error), { cause: error });
+}
+
+/** Telegram answered the call with a refusal (not a network failure or a server error, after which it may have gone through). */
+export function isRefusal(error: unknown): boolean {
+  const cause = error instanceof ChannelError ? error.cause : error;
+  return cause instanceof GrammyError && cause.error_code < 500;
 }
 
 /** Whether trying again later may help (rate limits, server and network errors). */
@@ -45,6 +51,11 @@ export function isNotModified(error: unknown): boolean {
 /** The message to edit is gone (deleted by someone): send a new one instead. */
 export function isMissingMessage(error: unknown): boolean {
   return error instanceof GrammyError && /message to edit not found|message can't be edited/i.test(error.description);
+}
+
+/** No message has that id in the chat (none yet, or it was deleted). */
+export function isAbsentMessage(error: unknown): boolean {
+  return error instanceof GrammyError && /message to edit not found/i.test(error.description);
 }
 
 /** The bot token was rejected; nothing will work until it is fixed. */

@@ -4,17 +4,21 @@
  * rejects its formatting, replies kept in their forum topic. Retries of 429s
  * and transient failures happen below, in the API transformers.
  */
+import { randomUUID } from 'node:crypto';
 import type { Api } from 'grammy';
 import type { InlineKeyboardMarkup, LinkPreviewOptions } from 'grammy/types';
 import type { Logger } from '../../log.js';
 import { editParts, sendParts, type PartOperations, type PartPosition } from '../multipart.js';
 import type { ChatAddress, PartLedger, SentMessage } from '../types.js';
 import { targetOf } from './chat.js';
-import { describeError, isMissingMessage, isNotModified, isParseError, toChannelError } from './errors.js';
+import { describeError, isAbsentMessage, isMissingMessage, isNotModified, isParseError, isRefusal, toChannelError } from './errors.js';
 import { renderParts, type MessagePart } from './parts.js';
+import type { SentTrail } from './sent-trail.js';
 
 /** Answers rarely gain from a preview card under every link. */
 const NO_PREVIEW: LinkPreviewOptions = { is_disabled: true };
+/** Messages probed, at most, when looking for a part a crash left pending. */
+const SEARCHED_MESSAGES = 8;
 /** Shown in a surplus part that could not be deleted. */
 const EMPTIED_PART = '…';
 
@@ -26,6 +30,10 @@ export interface SendOptions {
   replyMarkup?: InlineKeyboardMarkup | undefined;
   /** Parts sent by earlier attempts, not sent again (the channels' SendOptions.parts). */
   parts?: PartLedger | undefined;
+  /** The answer's name (the channels' SendOptions.idempotencyKey): its parts are put on record by it. */
+  key?: string | undefined;
+  /** A successor resumes the answer: a part a crash left pending is looked for before it is sent again. */
+  resumed?: boolean | undefined;
 }
 
 /** Extra sendMessage / editMessageText fields of one part. */
@@ -39,6 +47,8 @@ interface PartExtra {
 export interface OutboundDeps {
   api: Api;
   log: Logger;
+  /** Where every post is put on record; without it a part a crash cut short is sent again. */
+  trail?: SentTrail | undefined;
 }
 
 /** The bot's outgoing messages. */
@@ -79,7 +89,7 @@ export class TelegramOutbound {
       ...(last && options.replyMarkup ? { reply_markup: options.replyMarkup } : {}),
     });
     return {
-      send: (part, at) => this.sendPart(chatId, part, { ...threadOptions, ...extraAt(at) }),
+      send: (part, at) => this.post(chatId, part, { ...threadOptions, ...extraAt(at) }, options, at.index),
       edit: (id, part, at) => this.editPart(chatId, id, part, extraAt(at), threadOptions),
       delete: async (id) => {
         await this.deps.api.deleteMessage(chatId, Number(id));
@@ -91,6 +101,80 @@ export class TelegramOutbound {
         else this.deps.log.warn({ error: description }, 'telegram: surplus part left as it was');
       },
     };
+  }
+
+  /**
+   * Sends one part with the post on record (sent-trail.ts) before and after.
+   * A part of a resumed answer that a crash left pending is looked for first,
+   * so that one Telegram accepted is not posted twice.
+   */
+  private async post(chatId: string, part: MessagePart, extra: PartExtra, options: SendOptions, index: number): Promise<string> {
+    const trail = this.deps.trail;
+    if (!trail) return this.sendPart(chatId, part, extra);
+    const name = options.key ? `${options.key}#${index}` : randomUUID();
+    const found = options.key && options.resumed ? await this.find(trail, chatId, name, part, extra) : undefined;
+    if (found) {
+      await trail.done(chatId, name, Number(found));
+      return found;
+    }
+    await trail.begin(chatId, name, Number(options.replyTo ?? 0));
+    let id: string;
+    try {
+      id = await this.sendPart(chatId, part, extra);
+    } catch (error) {
+      // Refused: the part did not go out. After a network failure or a server error it may have: it stays pending.
+      if (isRefusal(error)) await trail.refused(chatId, name);
+      throw error;
+    }
+    await trail.done(chatId, name, Number(id));
+    return id;
+  }
+
+  /**
+   * Looks for a pending part among the chat's messages after the ones known
+   * when it was begun: editing a message to the part's own text is refused as
+   * "not modified" only by the bot's message that shows exactly that text.
+   * Another person's message cannot be edited, and the bot's recorded
+   * messages are skipped; the search plan is given only when no other post of
+   * the chat is pending, so no unknown message of the bot can be hit. The
+   * first id with no message ends the search: the part did not go out.
+   */
+  private async find(trail: SentTrail, chatId: string, name: string, part: MessagePart, extra: PartExtra): Promise<string | undefined> {
+    const plan = await trail.searchPlan(chatId, name);
+    if (!plan) return undefined;
+    const { reply_markup } = extra;
+    const options = { link_preview_options: NO_PREVIEW, ...(reply_markup ? { reply_markup } : {}) };
+    let probed = 0;
+    for (let id = plan.after + 1; probed < SEARCHED_MESSAGES; id += 1) {
+      if (plan.known.has(id)) continue;
+      probed += 1;
+      const outcome = await this.probe(chatId, id, part, options);
+      if (outcome === 'shown') {
+        this.deps.log.info({ probed }, 'telegram: a part a stopped process sent was found; not sending it again');
+        return String(id);
+      }
+      if (outcome !== 'other') break;
+    }
+    this.deps.log.info({ probed }, 'telegram: a part a stopped process was sending was not found; sending it');
+    return undefined;
+  }
+
+  /** Whether message `id` shows `part` (as HTML, or as the plain text it falls back to), is another's, is absent, or cannot be told. */
+  private async probe(chatId: string, id: number, part: MessagePart, options: Record<string, unknown>): Promise<'shown' | 'other' | 'absent' | 'stop'> {
+    for (const [text, parseMode] of [[part.html, { parse_mode: 'HTML' }], [part.markdown, {}]] as const) {
+      try {
+        await this.deps.api.editMessageText(chatId, id, text, { ...options, ...parseMode });
+        // It showed something else: a message of the bot the record did not name. Stop before another.
+        this.deps.log.error({ messageId: id }, 'telegram: a message of the bot that was not on record was edited while looking for a part');
+        return 'stop';
+      } catch (error) {
+        if (isNotModified(error)) return 'shown';
+        if (isAbsentMessage(error)) return 'absent';
+        if (isMissingMessage(error)) return 'other';
+        if (!isParseError(error)) return 'stop';
+      }
+    }
+    return 'stop';
   }
 
   private async sendPart(chatId: string, part: MessagePart, extra: PartExtra): Promise<string> {
@@ -121,7 +205,7 @@ export class TelegramOutbound {
       await this.editText(chatId, id, part.html, { ...options, parse_mode: 'HTML' });
       return id;
     } catch (error) {
-      if (isMissingMessage(error)) return this.sendPart(chatId, part, { ...threadOptions, ...extra });
+      if (isMissingMessage(error)) return this.post(chatId, part, { ...threadOptions, ...extra }, {}, 0);
       if (!isParseError(error)) throw toChannelError(error, 'editMessageText');
       this.warnPlain(error);
     }

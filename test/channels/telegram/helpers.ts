@@ -44,6 +44,12 @@ export function memoryState(): ChannelState & { entries: Map<string, unknown> } 
       if (ttlMs) expiries.set(key, Date.now() + ttlMs);
       return Promise.resolve();
     },
+    update: (key, change) => {
+      const next = change(structuredClone(entries.get(key)));
+      if (next === undefined) entries.delete(key);
+      else entries.set(key, next);
+      return Promise.resolve(next);
+    },
   };
 }
 

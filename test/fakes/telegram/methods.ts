@@ -155,6 +155,7 @@ function sendMessage(payload: Payload, context: MethodContext): unknown {
 function editMessageText(payload: Payload, context: MethodContext): unknown {
   const chatId = String(payload.chat_id);
   const state = context.store.botMessage(chatId, Number(payload.message_id));
+  if (!state && context.store.message(chatId, Number(payload.message_id))) throw new ApiFailure(400, "Bad Request: message can't be edited");
   if (!state || state.deleted) throw new ApiFailure(400, 'Bad Request: message to edit not found');
   const { text, plainText, parseMode } = checkedText(payload);
   // Telegram removes an inline keyboard that an edit does not repeat.

@@ -1,0 +1,120 @@
+/**
+ * What the bot has posted in each Telegram chat, kept in the store so that an
+ * answer part whose sending a crash cut short can be looked for before it is
+ * sent again. The Bot API can neither read a chat nor recognise a message
+ * sent twice, but it tells, for a message id, whether the bot can edit it and
+ * whether an edit to a given text would change anything (TelegramOutbound's
+ * search). Every post is put on record twice:
+ *
+ * - before it goes, as pending under its name, with the highest message id
+ *   known in the chat at that moment (the part, if it went out, came after);
+ * - once Telegram has accepted it, by its message id (and no longer pending).
+ *
+ * So after a crash the record names the one post that may have gone out
+ * unrecorded and the posts of the bot that a search must leave alone. A
+ * search is safe only when no other post of the chat is pending: an unknown
+ * bot message could otherwise be overwritten by the probe.
+ */
+import { z } from 'zod';
+import type { Logger } from '../../log.js';
+import type { ChannelState } from '../types.js';
+
+/** Message ids of the bot's latest posts kept per chat. */
+const KEPT_IDS = 32;
+/** A post pending longer than this died with its process long ago; its entry is dropped. */
+const PENDING_FOR_MS = 60 * 60 * 1_000;
+
+const PendingSchema = z.object({ after: z.number().int(), at: z.number() });
+const TrailSchema = z.object({ sent: z.array(z.number().int()), pending: z.record(z.string(), PendingSchema) });
+
+/** One chat's record. */
+export type ChatTrail = z.infer<typeof TrailSchema>;
+/** A post that may have gone out unrecorded. */
+export type PendingPost = z.infer<typeof PendingSchema>;
+
+/** What a search for a pending post may look at. */
+export interface SearchPlan {
+  /** The highest message id known in the chat when the post was begun. */
+  after: number;
+  /** The bot's recorded posts: not to be probed. */
+  known: ReadonlySet<number>;
+}
+
+/** The per-chat records of the bot's posts; every failure of the store is logged and tolerated. */
+export class SentTrail {
+  constructor(
+    private readonly state: ChannelState,
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Puts a post on record as pending, before it is sent. */
+  async begin(chatId: string, name: string, knownId: number): Promise<void> {
+    await this.change(chatId, (trail) => {
+      const after = Math.max(knownId, ...trail.sent);
+      if (after > 0) trail.pending[name] = { after, at: this.now() };
+    });
+  }
+
+  /** Records the message id Telegram gave a post. */
+  async done(chatId: string, name: string, messageId: number): Promise<void> {
+    await this.change(chatId, (trail) => {
+      delete trail.pending[name];
+      trail.sent = [...trail.sent.filter((id) => id !== messageId), messageId].sort((a, b) => a - b).slice(-KEPT_IDS);
+    });
+  }
+
+  /** Drops a pending post that Telegram refused (it did not go out). */
+  async refused(chatId: string, name: string): Promise<void> {
+    await this.change(chatId, (trail) => void delete trail.pending[name]);
+  }
+
+  /**
+   * Where to look for the post `name` if it may have gone out unrecorded;
+   * undefined when it is not pending, or when a search is unsafe because
+   * another post of the chat is pending too.
+   */
+  async searchPlan(chatId: string, name: string): Promise<SearchPlan | undefined> {
+    let trail: ChatTrail | undefined;
+    try {
+      trail = this.parse(await this.state.get(keyOf(chatId)));
+    } catch (error) {
+      this.log.warn({ err: error }, 'telegram: record of sent messages not read; sending the part again');
+      return undefined;
+    }
+    const mine = trail?.pending[name];
+    if (!trail || !mine || !this.fresh(mine)) return undefined;
+    const others = Object.entries(trail.pending).filter(([other, post]) => other !== name && this.fresh(post));
+    if (others.length) {
+      this.log.warn({ pending: others.length + 1 }, 'telegram: several messages of the chat were being sent when a process stopped; sending the part again');
+      return undefined;
+    }
+    return { after: mine.after, known: new Set(trail.sent) };
+  }
+
+  private async change(chatId: string, edit: (trail: ChatTrail) => void): Promise<void> {
+    try {
+      await this.state.update?.(keyOf(chatId), (current) => {
+        const trail = this.parse(current) ?? { sent: [], pending: {} };
+        trail.pending = Object.fromEntries(Object.entries(trail.pending).filter(([, post]) => this.fresh(post)));
+        edit(trail);
+        return trail;
+      });
+    } catch (error) {
+      this.log.warn({ err: error }, 'telegram: record of sent messages not updated');
+    }
+  }
+
+  private parse(value: unknown): ChatTrail | undefined {
+    const parsed = TrailSchema.safeParse(value);
+    return parsed.success ? parsed.data : undefined;
+  }
+
+  private fresh(post: PendingPost): boolean {
+    return post.at > this.now() - PENDING_FOR_MS;
+  }
+}
+
+function keyOf(chatId: string): string {
+  return `sent:${chatId}`;
+}

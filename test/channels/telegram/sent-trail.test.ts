@@ -1,0 +1,150 @@
+/**
+ * An answer part that Telegram accepted from a process that died before
+ * putting it on record: the successor resuming the answer looks for it (the
+ * real channel against the fake, one channel state shared as the store would
+ * be) and does not post it again, without touching any other message.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Election } from '../../../src/cluster/election.js';
+import { memoryLedger } from '../../../src/agent/deliveries.js';
+import { SentTrail } from '../../../src/channels/telegram/sent-trail.js';
+import type { ChannelState, ChatAddress } from '../../../src/channels/types.js';
+import { silentLogger } from '../../../src/log.js';
+import { startFakeTelegram, type FakeTelegram } from '../../fakes/telegram/index.js';
+import { ALICE, dmOf, memoryState, startChannel, type Harness } from './helpers.js';
+
+const DM: ChatAddress = { channel: 'telegram', chatId: String(ALICE.id) };
+const KEY = 'answer:telegram:1001:1700000000000';
+/** Two paragraphs of about 3,000 characters: two parts on Telegram. */
+const ANSWER = ['first', 'second'].map((word) => `${word}: ${'x'.repeat(2_990)}`).join('\n\n');
+
+/**
+ * A view of `base` whose process dies at its `dieAt`-th update: that update
+ * and every later one never complete. `after` runs once the `hookAt`-th
+ * update is done, before the caller goes on.
+ */
+function dyingState(base: ChannelState, dieAt: number, hookAt = 0, after: () => Promise<void> = async () => {}): ChannelState {
+  let updates = 0;
+  return {
+    get: (key) => base.get(key),
+    set: (key, value, ttlMs) => base.set(key, value, ttlMs),
+    update: async (key, change) => {
+      updates += 1;
+      if (updates >= dieAt) return new Promise(() => {});
+      const result = await base.update!(key, change);
+      if (updates === hookAt) await after();
+      return result;
+    },
+  };
+}
+
+/** An election this instance never wins. */
+const STANDBY: Election = {
+  campaign: (_duty, signal) => new Promise((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error))),
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a part a stopped process was sending', () => {
+  let fake: FakeTelegram;
+  let base: ReturnType<typeof memoryState>;
+  const started: Harness[] = [];
+
+  beforeEach(async () => {
+    fake = await startFakeTelegram();
+    base = memoryState();
+  });
+
+  afterEach(async () => {
+    for (const harness of started.splice(0)) await harness.channel.stop();
+    await fake.close();
+  });
+
+  const start = async (state: ChannelState) => {
+    // These tests receive nothing: no instance wins the polling duty (so none gets Telegram's 409).
+    const harness = await startChannel(fake, { deps: { state, election: STANDBY } });
+    started.push(harness);
+    return harness.channel;
+  };
+  const shown = () => fake.chatMessages(ALICE.id).map((message) => message.plainText.slice(0, 24));
+  const posts = () => fake.calls.filter((call) => call.method === 'sendMessage').length;
+  const edits = () => fake.calls.filter((call) => call.method === 'editMessageText').length;
+  const question = () => String(fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: 'tell me' }).message.message_id);
+
+  /** The first process sends the answer until it dies; the parts it put on record are returned. */
+  const dieWhileSending = async (state: ChannelState, replyTo: string, shownBeforeDeath: number) => {
+    const dying = await start(state);
+    const ledger = memoryLedger();
+    void dying.send(DM, ANSWER, { idempotencyKey: KEY, replyTo, parts: ledger });
+    for (let waited = 0; fake.chatMessages(ALICE.id).length < shownBeforeDeath; waited += 10) {
+      if (waited > 5_000) throw new Error(`the dying process showed ${shown().length} messages`);
+      await sleep(10);
+    }
+    await sleep(50);
+    return ledger;
+  };
+
+  it('finds a part Telegram accepted but the process did not record, past a person’s message and another post of the bot', async () => {
+    const replyTo = question();
+    const other = await start(base);
+    // Updates: the first part begun (1) and recorded (2); the second begun (3). While it is being
+    // sent, another instance posts a notice and Alice writes; the process dies recording it (4).
+    const ledger = await dieWhileSending(
+      dyingState(base, 4, 3, async () => {
+        await other.send(DM, 'A notice from another instance');
+        fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: 'are you there?' });
+      }),
+      replyTo,
+      3,
+    );
+    expect(shown()).toEqual(['first: xxxxxxxxxxxxxxxxx', 'A notice from another in', 'second: xxxxxxxxxxxxxxxx']);
+    const before = { posts: posts(), ids: fake.chatMessages(ALICE.id).map((message) => String(message.messageId)) };
+
+    const successor = await start(base);
+    const sent = await successor.send(DM, ANSWER, { idempotencyKey: KEY, replyTo, parts: ledger, resumed: true });
+
+    expect(shown()).toEqual(['first: xxxxxxxxxxxxxxxxx', 'A notice from another in', 'second: xxxxxxxxxxxxxxxx']);
+    expect(posts()).toBe(before.posts);
+    expect(sent.ids).toEqual([before.ids[0], before.ids[2]]);
+    // The notice and Alice's message were not changed: no edit went through.
+    expect(fake.chatMessages(ALICE.id).every((message) => message.edits === 0)).toBe(true);
+    expect(fake.calls.filter((call) => call.method === 'editMessageText').map((call) => call.payload.message_id)).not.toContain(Number(before.ids[1]));
+  });
+
+  it('sends a part the process died before Telegram got', async () => {
+    const replyTo = question();
+    // Updates: the first part begun (1) and recorded (2); the second begun (3), and the process dies before sending it.
+    const ledger = await dieWhileSending(dyingState(base, 4, 3, () => new Promise(() => {})), replyTo, 1);
+    expect(shown()).toEqual(['first: xxxxxxxxxxxxxxxxx']);
+
+    const successor = await start(base);
+    await successor.send(DM, ANSWER, { idempotencyKey: KEY, replyTo, parts: ledger, resumed: true });
+    expect(shown()).toEqual(['first: xxxxxxxxxxxxxxxxx', 'second: xxxxxxxxxxxxxxxx']);
+    expect(posts()).toBe(2);
+    // One probe: the id after the first part holds no message, so the second never went out.
+    expect(edits()).toBe(1);
+  });
+
+  it('probes nothing while another post of the chat is pending: the part is sent again rather than risk editing that post', async () => {
+    const replyTo = question();
+    const ledger = await dieWhileSending(dyingState(base, 4), replyTo, 2);
+    // Another post of the chat was being sent when the process died, with no message id on record.
+    await new SentTrail(base, silentLogger).begin(DM.chatId, 'a-notice', Number(replyTo));
+    const editsBefore = edits();
+
+    const successor = await start(base);
+    await successor.send(DM, ANSWER, { idempotencyKey: KEY, replyTo, parts: ledger, resumed: true });
+    expect(edits()).toBe(editsBefore);
+    expect(shown()).toEqual(['first: xxxxxxxxxxxxxxxxx', 'second: xxxxxxxxxxxxxxxx', 'second: xxxxxxxxxxxxxxxx']);
+  });
+
+  it('does not look for parts of an answer sent the first time', async () => {
+    const replyTo = question();
+    const channel = await start(base);
+    await channel.send(DM, ANSWER, { idempotencyKey: KEY, replyTo });
+    expect(shown()).toEqual(['first: xxxxxxxxxxxxxxxxx', 'second: xxxxxxxxxxxxxxxx']);
+    expect(edits()).toBe(0);
+    // Both parts are on record by their ids, none pending.
+    expect(base.entries.get(`sent:${DM.chatId}`)).toEqual({ sent: fake.chatMessages(ALICE.id).map((message) => message.messageId), pending: {} });
+  });
+});
