@@ -147,4 +147,18 @@ describe('a part a stopped process was sending', () => {
     // Both parts are on record by their ids, none pending.
     expect(base.entries.get(`sent:${DM.chatId}`)).toEqual({ sent: fake.chatMessages(ALICE.id).map((message) => message.messageId), pending: {} });
   });
+
+  it('lets a post left pending over an hour ago (its process died then) no longer stop a search', async () => {
+    let now = 1_000_000_000;
+    const trail = new SentTrail(base, silentLogger, () => now);
+    await trail.done(DM.chatId, 'earlier', 40);
+    await trail.begin(DM.chatId, 'a-notice', 41);
+    now += 30 * 60_000;
+    await trail.begin(DM.chatId, 'the-part', 41);
+    expect(await trail.searchPlan(DM.chatId, 'the-part')).toBeUndefined();
+    now += 31 * 60_000;
+    expect(await trail.searchPlan(DM.chatId, 'the-part')).toEqual({ after: 41, known: new Set([40]) });
+    // Not pending at all: nothing to look for.
+    expect(await trail.searchPlan(DM.chatId, 'never-begun')).toBeUndefined();
+  });
 });
