@@ -19,6 +19,8 @@ import type { SentTrail } from './sent-trail.js';
 const NO_PREVIEW: LinkPreviewOptions = { is_disabled: true };
 /** Messages probed, at most, when looking for a part a crash left pending. */
 const SEARCHED_MESSAGES = 8;
+/** Ids in a row holding no message after which the search ends. */
+const ABSENT_IN_A_ROW = 3;
 /** Shown in a surplus part that could not be deleted. */
 const EMPTIED_PART = '…';
 
@@ -136,8 +138,9 @@ export class TelegramOutbound {
    * "not modified" only by the bot's message that shows exactly that text.
    * Another person's message cannot be edited, and the bot's recorded
    * messages are skipped; the search plan is given only when no other post of
-   * the chat is pending, so no unknown message of the bot can be hit. The
-   * first id with no message ends the search: the part did not go out.
+   * the chat is pending, so no unknown message of the bot can be hit. A few
+   * ids in a row with no message end the search (one alone may be a deleted
+   * message): the part did not go out.
    */
   private async find(trail: SentTrail, chatId: string, name: string, part: MessagePart, extra: PartExtra): Promise<string | undefined> {
     const plan = await trail.searchPlan(chatId, name);
@@ -145,7 +148,8 @@ export class TelegramOutbound {
     const { reply_markup } = extra;
     const options = { link_preview_options: NO_PREVIEW, ...(reply_markup ? { reply_markup } : {}) };
     let probed = 0;
-    for (let id = plan.after + 1; probed < SEARCHED_MESSAGES; id += 1) {
+    let absent = 0;
+    for (let id = plan.after + 1; probed < SEARCHED_MESSAGES && absent < ABSENT_IN_A_ROW; id += 1) {
       if (plan.known.has(id)) continue;
       probed += 1;
       const outcome = await this.probe(chatId, id, part, options);
@@ -153,7 +157,8 @@ export class TelegramOutbound {
         this.deps.log.info({ probed }, 'telegram: a part a stopped process sent was found; not sending it again');
         return String(id);
       }
-      if (outcome !== 'other') break;
+      if (outcome === 'stop') break;
+      absent = outcome === 'absent' ? absent + 1 : 0;
     }
     this.deps.log.info({ probed }, 'telegram: a part a stopped process was sending was not found; sending it');
     return undefined;
