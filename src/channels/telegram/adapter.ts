@@ -38,7 +38,7 @@ import { registerCommands, toBotCommands } from './commands.js';
 import { describeError, isUnauthorized, toChannelError } from './errors.js';
 import type { BotIdentity } from './inbound.js';
 import { resolveOptions, type ResolvedTelegramOptions, type TelegramChannelOptions } from './options.js';
-import { TelegramOutbound } from './outbound.js';
+import { POSTING_METHODS, TelegramOutbound } from './outbound.js';
 import { SentTrail } from './sent-trail.js';
 import { TELEGRAM_MESSAGE_LIMIT } from './parts.js';
 import { PollingDuty } from './polling-duty.js';
@@ -101,6 +101,8 @@ export class TelegramChannel implements Channel {
     setMaxListeners(0, this.lifetime.signal);
     this.options = resolveOptions(options);
     this.log = deps.log;
+    // A state that cannot update atomically (tests' stand-ins) keeps no record of posts.
+    const trail = deps.state.update ? new SentTrail(deps.state, this.log) : undefined;
     this.bot = createBot({
       token: config.token,
       apiRoot: config.apiRoot,
@@ -108,11 +110,12 @@ export class TelegramChannel implements Channel {
       lifetime: this.lifetime.signal,
       onNetworkFailure: (error) => (this.lastNetworkFailure = networkReason(error)),
       ...(deps.sharedBudget ? { sharedBudget: deps.sharedBudget } : {}),
+      // With a record of posts, a post that failed on the network is looked for before it is sent again.
+      ...(trail ? { retriedByCaller: POSTING_METHODS } : {}),
     });
     const api = this.bot.api;
-    // A state that cannot update atomically (tests' stand-ins) keeps no record of posts.
-    const trail = deps.state.update ? new SentTrail(deps.state, this.log) : undefined;
-    this.outbound = new TelegramOutbound({ api, log: this.log, trail });
+    const retry = { attempts: this.options.networkRetryAttempts, delayMs: this.options.networkRetryDelayMs, lifetime: this.lifetime.signal };
+    this.outbound = new TelegramOutbound({ api, log: this.log, trail, retry });
     this.admins = new AdminCache(api, this.options.adminCacheMs, this.log);
     this.access = new AccessPolicy(config, deps.state, this.options.deniedReplyIntervalMs, this.options.owners);
     this.callbacks = new CallbackAnswers({

@@ -25,6 +25,8 @@ export interface BotSettings {
   onNetworkFailure?: (error: HttpError) => void;
   /** Where several instances send as one bot: the overall message limit, counted for all of them. */
   sharedBudget?: SharedBudget;
+  /** Methods whose network failures the caller retries itself (networkRetry's `passedOn`). */
+  retriedByCaller?: ReadonlySet<string>;
 }
 
 /**
@@ -55,6 +57,7 @@ export function createBot(settings: BotSettings): Bot {
       delayMs: options.networkRetryDelayMs,
       lifetime: settings.lifetime,
       ...(settings.onNetworkFailure ? { onFailure: settings.onNetworkFailure } : {}),
+      ...(settings.retriedByCaller ? { passedOn: settings.retriedByCaller } : {}),
     }),
   );
   bot.api.config.use(bindToLifetime(settings.lifetime));

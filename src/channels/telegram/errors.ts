@@ -32,6 +32,22 @@ export function isRefusal(error: unknown): boolean {
   return cause instanceof GrammyError && cause.error_code < 500;
 }
 
+/** The call failed on the network: Telegram's answer never came. */
+export function isNetworkFailure(error: unknown): boolean {
+  return (error instanceof ChannelError ? error.cause : error) instanceof HttpError;
+}
+
+/** Connection failures that happen before a request is sent: the call cannot have taken effect. */
+const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** A network failure after which the call may have taken effect all the same (its answer was lost). */
+export function mayHaveTakenEffect(error: unknown): boolean {
+  const cause = error instanceof ChannelError ? error.cause : error;
+  if (!(cause instanceof HttpError)) return false;
+  const code = (cause.error as { code?: unknown } | undefined)?.code;
+  return typeof code !== 'string' || !NEVER_SENT.has(code);
+}
+
 /** Whether trying again later may help (rate limits, server and network errors). */
 export function isRetryable(error: unknown): boolean {
   if (error instanceof HttpError) return true;

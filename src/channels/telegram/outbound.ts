@@ -11,8 +11,9 @@ import type { Logger } from '../../log.js';
 import { editParts, sendParts, type PartOperations, type PartPosition } from '../multipart.js';
 import type { ChatAddress, PartLedger, SentMessage } from '../types.js';
 import { targetOf } from './chat.js';
-import { describeError, isAbsentMessage, isMissingMessage, isNotModified, isParseError, isRefusal, toChannelError } from './errors.js';
+import { describeError, isAbsentMessage, isMissingMessage, isNetworkFailure, isNotModified, mayHaveTakenEffect, isParseError, isRefusal, toChannelError } from './errors.js';
 import { renderParts, type MessagePart } from './parts.js';
+import { networkPause, type NetworkRetryOptions } from './retry.js';
 import type { SentTrail } from './sent-trail.js';
 
 /** Answers rarely gain from a preview card under every link. */
@@ -51,7 +52,12 @@ export interface OutboundDeps {
   log: Logger;
   /** Where every post is put on record; without it a part a crash cut short is sent again. */
   trail?: SentTrail | undefined;
+  /** Retries of a post that failed on the network (the API layer leaves them to this class when there is a trail). */
+  retry?: Pick<NetworkRetryOptions, 'attempts' | 'delayMs' | 'lifetime'> | undefined;
 }
+
+/** The methods whose network failures {@link TelegramOutbound} retries itself, once it has looked for the post. */
+export const POSTING_METHODS: ReadonlySet<string> = new Set(['sendMessage']);
 
 /** The bot's outgoing messages. */
 export class TelegramOutbound {
@@ -120,16 +126,30 @@ export class TelegramOutbound {
       return found;
     }
     await trail.begin(chatId, name, Number(options.replyTo ?? 0));
-    let id: string;
-    try {
-      id = await this.sendPart(chatId, part, extra);
-    } catch (error) {
-      // Refused: the part did not go out. After a network failure or a server error it may have: it stays pending.
-      if (isRefusal(error)) await trail.refused(chatId, name);
-      throw error;
-    }
+    const id = await this.sendPending(trail, chatId, name, part, extra);
     await trail.done(chatId, name, Number(id));
     return id;
+  }
+
+  /**
+   * Sends a part that is on record as pending. After a network failure it may
+   * have gone out all the same (Telegram took it, the answer was lost): it is
+   * looked for before each retry.
+   */
+  private async sendPending(trail: SentTrail, chatId: string, name: string, part: MessagePart, extra: PartExtra): Promise<string> {
+    const retry = this.deps.retry;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        return await this.sendPart(chatId, part, extra);
+      } catch (error) {
+        // Refused: the part did not go out. After a network failure or a server error it may have: it stays pending.
+        if (isRefusal(error)) await trail.refused(chatId, name);
+        if (!retry || !isNetworkFailure(error) || attempt >= retry.attempts || retry.lifetime.aborted) throw error;
+        await networkPause(retry, attempt, error);
+        const found = mayHaveTakenEffect(error) ? await this.find(trail, chatId, name, part, extra) : undefined;
+        if (found) return found;
+      }
+    }
   }
 
   /**
@@ -154,13 +174,13 @@ export class TelegramOutbound {
       probed += 1;
       const outcome = await this.probe(chatId, id, part, options);
       if (outcome === 'shown') {
-        this.deps.log.info({ probed }, 'telegram: a part a stopped process sent was found; not sending it again');
+        this.deps.log.info({ probed }, 'telegram: a part that may have gone out was found; not sending it again');
         return String(id);
       }
       if (outcome === 'stop') break;
       absent = outcome === 'absent' ? absent + 1 : 0;
     }
-    this.deps.log.info({ probed }, 'telegram: a part a stopped process was sending was not found; sending it');
+    this.deps.log.info({ probed }, 'telegram: a part that may have gone out was not found; sending it');
     return undefined;
   }
 

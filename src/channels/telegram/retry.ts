@@ -18,12 +18,19 @@ export interface NetworkRetryOptions {
   lifetime: AbortSignal;
   /** Told of each network failure (to say why the Bot API cannot be reached). */
   onFailure?: (error: HttpError) => void;
+  /**
+   * Methods whose network failures are passed on, not retried: the caller
+   * first looks for what the failed call may have done (a posted message).
+   */
+  passedOn?: ReadonlySet<string>;
 }
 
 /**
  * Retries a call whose request failed on the network (refused, reset, timed
- * out), with exponential backoff. Telegram answered nothing in that case, so
- * the message is not lost; an aborted call is never retried.
+ * out), with exponential backoff, so that nothing is lost to a short outage;
+ * an aborted call is never retried. A call may have taken effect before its
+ * answer was lost: posts (`passedOn`) are left to their caller, which looks
+ * for the message before sending it again.
  */
 export function networkRetry(options: NetworkRetryOptions): Transformer {
   return async (prev, method, payload, signal) => {
@@ -33,17 +40,17 @@ export function networkRetry(options: NetworkRetryOptions): Transformer {
       } catch (error) {
         const aborted = signal?.aborted || options.lifetime.aborted;
         if (error instanceof HttpError && !aborted) options.onFailure?.(error);
-        if (!(error instanceof HttpError) || aborted || attempt >= options.attempts) throw error;
-        await pause(options.delayMs * 2 ** attempt, options.lifetime, error);
+        if (!(error instanceof HttpError) || aborted || attempt >= options.attempts || options.passedOn?.has(method)) throw error;
+        await networkPause(options, attempt, error);
       }
     }
   };
 }
 
-/** Waits `ms`, or rethrows `error` at once when the channel stops meanwhile. */
-async function pause(ms: number, lifetime: AbortSignal, error: unknown): Promise<void> {
+/** Waits before retry `attempt + 1` (exponential backoff), or rethrows `error` at once when the channel stops meanwhile. */
+export async function networkPause(options: Pick<NetworkRetryOptions, 'delayMs' | 'lifetime'>, attempt: number, error: unknown): Promise<void> {
   try {
-    await sleep(ms, undefined, { signal: lifetime });
+    await sleep(options.delayMs * 2 ** attempt, undefined, { signal: options.lifetime });
   } catch {
     throw error;
   }

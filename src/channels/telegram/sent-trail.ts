@@ -86,7 +86,7 @@ export class SentTrail {
     if (!trail || !mine || !this.fresh(mine)) return undefined;
     const others = Object.entries(trail.pending).filter(([other, post]) => other !== name && this.fresh(post));
     if (others.length) {
-      this.log.warn({ pending: others.length + 1 }, 'telegram: several messages of the chat were being sent when a process stopped; sending the part again');
+      this.log.warn({ pending: others.length + 1 }, 'telegram: another message of the chat may have gone out unrecorded too; sending the part again rather than look for it');
       return undefined;
     }
     return { after: mine.after, known: new Set(trail.sent) };

@@ -148,6 +148,25 @@ describe('a part a stopped process was sending', () => {
     expect(base.entries.get(`sent:${DM.chatId}`)).toEqual({ sent: fake.chatMessages(ALICE.id).map((message) => message.messageId), pending: {} });
   });
 
+  it('does not post a message again when Telegram took it and the answer was lost on the network', async () => {
+    const replyTo = question();
+    const channel = await start(base);
+    fake.failNext('sendMessage', { drop: true, processed: true });
+    const sent = await channel.send(DM, 'Here is the answer.', { replyTo });
+    expect(shown()).toEqual(['Here is the answer.']);
+    expect(posts()).toBe(1);
+    expect(sent.ids).toEqual([String(fake.chatMessages(ALICE.id)[0]!.messageId)]);
+  });
+
+  it('posts a message again when the connection dropped before Telegram took it', async () => {
+    const replyTo = question();
+    const channel = await start(base);
+    fake.failNext('sendMessage', { drop: true });
+    await channel.send(DM, 'Here is the answer.', { replyTo });
+    expect(shown()).toEqual(['Here is the answer.']);
+    expect(posts()).toBe(2);
+  });
+
   it('lets a post left pending over an hour ago (its process died then) no longer stop a search', async () => {
     let now = 1_000_000_000;
     const trail = new SentTrail(base, silentLogger, () => now);

@@ -24,5 +24,9 @@ export class ApiFailure extends Error {
   }
 }
 
-/** What `failNext` injects: a Telegram error, or a dropped connection (a network error for the client). */
-export type InjectedFailure = { error_code: number; description: string; retry_after?: number } | { drop: true };
+/**
+ * What `failNext` injects: a Telegram error, or a dropped connection (a network
+ * error for the client), before the call is carried out or, `processed`, after
+ * (the message is sent, its answer lost).
+ */
+export type InjectedFailure = { error_code: number; description: string; retry_after?: number } | { drop: true; processed?: boolean };

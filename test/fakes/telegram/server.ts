@@ -235,7 +235,10 @@ export class FakeTelegram {
     const payload = { ...Object.fromEntries(url.searchParams), ...(await readPayload(req)) };
     this.calls.push({ method, payload });
     const failure = this.failures.get(method)?.shift();
-    if (failure && 'drop' in failure) return void req.socket.destroy();
+    if (failure && 'drop' in failure) {
+      if (failure.processed) await METHODS[method]?.(payload, this.contextFor(res));
+      return void req.socket.destroy();
+    }
     if (failure) return reply(res, failure.error_code, new ApiFailure(failure.error_code, failure.description, failure.retry_after).toBody());
     const handler = METHODS[method];
     if (!handler) return reply(res, 404, { ok: false, error_code: 404, description: 'Not Found: method not found' });
