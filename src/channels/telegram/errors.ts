@@ -26,15 +26,20 @@ export function toChannelError(error: unknown, what: string): ChannelError {
   return new ChannelError(CHANNEL, `${what} failed: ${describeError(error)}`, isRetryable(error), { cause: error });
 }
 
+/** grammY's error behind a {@link toChannelError}, or the error itself. */
+function grammyCause(error: unknown): unknown {
+  return error instanceof ChannelError ? error.cause : error;
+}
+
 /** Telegram answered the call with a refusal (not a network failure or a server error, after which it may have gone through). */
 export function isRefusal(error: unknown): boolean {
-  const cause = error instanceof ChannelError ? error.cause : error;
+  const cause = grammyCause(error);
   return cause instanceof GrammyError && cause.error_code < 500;
 }
 
 /** The call failed on the network: Telegram's answer never came. */
 export function isNetworkFailure(error: unknown): boolean {
-  return (error instanceof ChannelError ? error.cause : error) instanceof HttpError;
+  return grammyCause(error) instanceof HttpError;
 }
 
 /** Connection failures that happen before a request is sent: the call cannot have taken effect. */
@@ -42,7 +47,7 @@ const NEVER_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN']);
 
 /** A network failure after which the call may have taken effect all the same (its answer was lost). */
 export function mayHaveTakenEffect(error: unknown): boolean {
-  const cause = error instanceof ChannelError ? error.cause : error;
+  const cause = grammyCause(error);
   if (!(cause instanceof HttpError)) return false;
   const code = (cause.error as { code?: unknown } | undefined)?.code;
   return typeof code !== 'string' || !NEVER_SENT.has(code);

@@ -11,7 +11,7 @@ import type { Logger } from '../../log.js';
 import { editParts, sendParts, type PartOperations, type PartPosition } from '../multipart.js';
 import type { ChatAddress, PartLedger, SentMessage } from '../types.js';
 import { targetOf } from './chat.js';
-import { describeError, isAbsentMessage, isMissingMessage, isNetworkFailure, isNotModified, mayHaveTakenEffect, isParseError, isRefusal, toChannelError } from './errors.js';
+import { describeError, isAbsentMessage, isMissingMessage, isNetworkFailure, isNotModified, isParseError, isRefusal, mayHaveTakenEffect, toChannelError } from './errors.js';
 import { renderParts, type MessagePart } from './parts.js';
 import { networkPause, type NetworkRetryOptions } from './retry.js';
 import type { SentTrail } from './sent-trail.js';

@@ -10,7 +10,7 @@ import { memoryLedger } from '../../../src/agent/deliveries.js';
 import { SentTrail } from '../../../src/channels/telegram/sent-trail.js';
 import type { ChannelState, ChatAddress } from '../../../src/channels/types.js';
 import { silentLogger } from '../../../src/log.js';
-import { startFakeTelegram, type FakeTelegram } from '../../fakes/telegram/index.js';
+import { startFakeTelegram, waitFor, type FakeTelegram } from '../../fakes/telegram/index.js';
 import { ALICE, dmOf, memoryState, startChannel, type Harness } from './helpers.js';
 
 const DM: ChatAddress = { channel: 'telegram', chatId: String(ALICE.id) };
@@ -76,10 +76,7 @@ describe('a part a stopped process was sending', () => {
     const dying = await start(state);
     const ledger = memoryLedger();
     void dying.send(DM, ANSWER, { idempotencyKey: KEY, replyTo, parts: ledger });
-    for (let waited = 0; fake.chatMessages(ALICE.id).length < shownBeforeDeath; waited += 10) {
-      if (waited > 5_000) throw new Error(`the dying process showed ${shown().length} messages`);
-      await sleep(10);
-    }
+    await waitFor(() => fake.chatMessages(ALICE.id).length >= shownBeforeDeath, 5_000, `${shownBeforeDeath} messages of the dying process`);
     await sleep(50);
     return ledger;
   };

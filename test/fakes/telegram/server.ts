@@ -236,7 +236,8 @@ export class FakeTelegram {
     this.calls.push({ method, payload });
     const failure = this.failures.get(method)?.shift();
     if (failure && 'drop' in failure) {
-      if (failure.processed) await METHODS[method]?.(payload, this.contextFor(res));
+      // The call takes effect (or is refused) as usual; either way its answer is lost.
+      if (failure.processed) await (async () => METHODS[method]?.(payload, this.contextFor(res)))().catch(() => undefined);
       return void req.socket.destroy();
     }
     if (failure) return reply(res, failure.error_code, new ApiFailure(failure.error_code, failure.description, failure.retry_after).toBody());
