@@ -160,10 +160,20 @@ describe.skipIf(!REDIS)(`three instances on one Redis store${SKIPPED}`, () => {
     expect(final.sent, context()).toBe(1_000);
     expect(final.missing, context()).toEqual([]);
     expect(final.disordered, context()).toEqual([]);
-    // A turn the killed instance was delivering is resumed by its successor, which sends only the
-    // parts not yet shown: on Slack it finds them by their metadata, on Telegram it looks for the
-    // one part whose sending the kill cut short (channels/telegram/sent-trail.ts).
-    expect(final.duplicated, `${context()}\nresumed while delivering: ${threadsResumedInDelivery(bot).join(', ')}`).toEqual([]);
+    // The one window Telegram's API cannot close for certain: the killed instance's answer was
+    // accepted by Telegram and the instance died before recording it. Its successor resumes that
+    // turn in its delivery phase and looks for the part (channels/telegram/sent-trail.ts); when the
+    // search cannot find it, the part is sent again (never lost). On Slack the successor
+    // finds the parts already posted (their metadata names the answer) and posts none twice.
+    // Any other repeat fails.
+    const redelivered = threadsResumedInDelivery(bot);
+    const unexplained = final.duplicated.filter((entry) => {
+      const [id, times] = entry.split(' x');
+      const chat = chats.find((candidate) => id!.startsWith(`t${candidate.thread}-m`))!;
+      const onTelegram = chats.indexOf(chat) < TELEGRAM_CHATS;
+      return !onTelegram || times !== '2' || !redelivered.some((thread) => thread.endsWith(`:${chat.logKey()}`));
+    });
+    expect(unexplained, context()).toEqual([]);
   }, 180_000);
 
   it('an approval pressed after the instance that showed it was SIGKILLed: the tool runs once, the answer arrives once', async () => {

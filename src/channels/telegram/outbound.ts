@@ -18,8 +18,11 @@ import type { SentTrail } from './sent-trail.js';
 
 /** Answers rarely gain from a preview card under every link. */
 const NO_PREVIEW: LinkPreviewOptions = { is_disabled: true };
-/** Messages probed, at most, when looking for a part a crash left pending. */
-const SEARCHED_MESSAGES = 8;
+/**
+ * Messages probed, at most, when looking for a part a crash left pending:
+ * room for a dozen messages a person wrote while the part waited its turn.
+ */
+const SEARCHED_MESSAGES = 16;
 /** Ids in a row holding no message after which the search ends. */
 const ABSENT_IN_A_ROW = 3;
 /** Shown in a surplus part that could not be deleted. */

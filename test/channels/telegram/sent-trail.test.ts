@@ -81,15 +81,15 @@ describe('a part a stopped process was sending', () => {
     return ledger;
   };
 
-  it('finds a part Telegram accepted but the process did not record, past a person’s message and another post of the bot', async () => {
+  it('finds a part Telegram accepted but the process did not record, past ten messages of a person and another post of the bot', async () => {
     const replyTo = question();
     const other = await start(base);
     // Updates: the first part begun (1) and recorded (2); the second begun (3). While it is being
-    // sent, another instance posts a notice and Alice writes; the process dies recording it (4).
+    // sent, another instance posts a notice and Alice writes ten times; the process dies recording it (4).
     const ledger = await dieWhileSending(
       dyingState(base, 4, 3, async () => {
         await other.send(DM, 'A notice from another instance');
-        fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: 'are you there?' });
+        for (let i = 0; i < 10; i += 1) fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: `are you there? (${i})` });
       }),
       replyTo,
       3,
