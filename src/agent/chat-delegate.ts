@@ -53,6 +53,8 @@ export interface TurnState {
   delivery?: Promise<void>;
   /** In a group, the platform id of the latest message the turn answers (the answer replies to it). */
   replyTo?: string;
+  /** The platform id of the latest message the turn answers, in any chat (SendOptions.after). */
+  answering?: string;
   /** What started this unit of work, and when. */
   cause: TurnCause;
   startedAt: number;
@@ -106,6 +108,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     this.turn.consumed.push(...arrived.map(inboxId));
     const last = arrived[arrived.length - 1]!;
     this.turn.speaker = last.sender;
+    this.turn.answering = last.messageId;
     if (this.turn.chat.kind === 'group') this.turn.replyTo = last.messageId;
     return { type: 'inject', messages: userMessagesFor(arrived, this.turn.chat.kind, []) };
   }

@@ -41,9 +41,10 @@ export function openTurn(turn: TurnState): OpenTurn {
 }
 
 /** How a turn's answer is sent: a reply where it has one, under a name that is the same when a successor sends it again. */
-export function answerOptions(turn: TurnState, thread: string, open: OpenTurn): { replyTo?: string; idempotencyKey: string; resumed?: boolean } {
+export function answerOptions(turn: TurnState, thread: string, open: OpenTurn): { replyTo?: string; after?: string; idempotencyKey: string; resumed?: boolean } {
   return {
     ...(turn.replyTo ? { replyTo: turn.replyTo } : {}),
+    ...(turn.answering ? { after: turn.answering } : {}),
     idempotencyKey: `answer:${thread}:${open.startedAt}`,
     ...(turn.resumed ? { resumed: true } : {}),
   };

@@ -47,7 +47,8 @@ export class TurnEngine {
   /** A turn started by people's messages. */
   async start(turn: TurnState, messages: InboundMessage[]): Promise<void> {
     const { record } = turn;
-    if (turn.chat.kind === 'group') turn.replyTo = messages[messages.length - 1]?.messageId;
+    turn.answering = messages[messages.length - 1]?.messageId;
+    if (turn.chat.kind === 'group') turn.replyTo = turn.answering;
     const open = openTurn(turn);
     const read = new Set(messages.map(inboxId));
     record.turn = open;

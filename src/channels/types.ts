@@ -193,6 +193,12 @@ export interface SendOptions {
   /** The message it replies to, where the platform shows replies. */
   replyTo?: string;
   /**
+   * The newest message of the chat that it answers, quoted or not: a platform
+   * that must look for a message sent before a crash by its position in the
+   * chat (Telegram) looks after this one.
+   */
+  after?: string;
+  /**
    * Names the message, so that sending it again (a retry, or a successor
    * instance resuming an answer that was being sent) is recognised where the
    * platform can tell (Discord's enforced nonce) and not posted twice.

@@ -80,11 +80,13 @@ describe('shutdown and restart', () => {
     rig = await startAppRig();
     const user = { id: 'eve', name: 'Eve' };
     const chat = testDm(user.id);
-    rig.platform.channel.userMessage({ chat, sender: user, text: 'hello' });
+    const question = rig.platform.channel.userMessage({ chat, sender: user, text: 'hello' });
     await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).length > 0, 5_000, 'the answer');
     await rig.app.runtime.idle();
-    // Every answer goes out under a name: its thread and when its turn started.
+    // Every answer goes out under a name: its thread and when its turn started; with the message it answers, even unquoted in a DM.
     expect(rig.platform.messagesIn(chat)[0]!.idempotencyKey).toMatch(/^answer:test:dm-eve:\d+$/);
+    expect(rig.platform.messagesIn(chat)[0]!.after).toBe(question.messageId);
+    expect(rig.platform.messagesIn(chat)[0]!.replyTo).toBeUndefined();
     await rig.stopApp();
 
     // As if the process had died with an answer on its way out: the journal says so.

@@ -154,6 +154,7 @@ export class TestChannel implements Channel {
     const ids = this.parts(text).map((part) => {
       const record = this.record(chat, part, options.replyTo);
       if (options.idempotencyKey) record.idempotencyKey = options.idempotencyKey;
+      if (options.after) record.after = options.after;
       return record.id;
     });
     this.platform.changed();

@@ -27,6 +27,8 @@ export interface SentRecord {
   replyTo?: string;
   /** The name the message was sent under (SendOptions.idempotencyKey), if any. */
   idempotencyKey?: string;
+  /** The newest message it answers (SendOptions.after), if any. */
+  after?: string;
   /** Emptied by an edit that needed fewer parts. */
   deleted: boolean;
 }

@@ -174,6 +174,7 @@ export class TelegramChannel implements Channel {
   send(chat: ChatAddress, text: string, options?: SendOptions): Promise<SentMessage> {
     return this.outbound.send(chat, text, {
       replyTo: options?.replyTo,
+      after: options?.after,
       parts: options?.parts,
       key: options?.idempotencyKey,
       resumed: options?.resumed,

@@ -32,6 +32,8 @@ const EMPTIED_PART = '…';
 export interface SendOptions {
   /** Platform id of the message being answered (first part only). */
   replyTo?: string | undefined;
+  /** The newest message of the chat the answer responds to (the channels' SendOptions.after): a search for a part starts after it. */
+  after?: string | undefined;
   /** Buttons, attached to the last part. */
   replyMarkup?: InlineKeyboardMarkup | undefined;
   /** Parts sent by earlier attempts, not sent again (the channels' SendOptions.parts). */
@@ -125,12 +127,12 @@ export class TelegramOutbound {
     const name = options.key ? `${options.key}#${index}` : randomUUID();
     const found = options.key && options.resumed ? await this.find(trail, chatId, name, part, extra) : undefined;
     if (found) {
-      await trail.done(chatId, name, Number(found));
+      await trail.done(chatId, name, Number(found), true);
       return found;
     }
-    await trail.begin(chatId, name, Number(options.replyTo ?? 0));
+    await trail.begin(chatId, name, Math.max(messageIdOf(options.replyTo), messageIdOf(options.after)));
     const id = await this.sendPending(trail, chatId, name, part, extra);
-    await trail.done(chatId, name, Number(id));
+    await trail.done(chatId, name, Number(id), Boolean(options.key));
     return id;
   }
 
@@ -156,18 +158,24 @@ export class TelegramOutbound {
   }
 
   /**
-   * Looks for a pending part among the chat's messages after the ones known
-   * when it was begun: editing a message to the part's own text is refused as
-   * "not modified" only by the bot's message that shows exactly that text.
-   * Another person's message cannot be edited, and the bot's recorded
-   * messages are skipped; the search plan is given only when no other post of
-   * the chat is pending, so no unknown message of the bot can be hit. A few
-   * ids in a row with no message end the search (one alone may be a deleted
-   * message): the part did not go out.
+   * Finds a part on record by its name (the process died after recording it,
+   * before the answer's own ledger did), or else looks for a pending part
+   * among the chat's messages after the ones known when it was begun: editing
+   * a message to the part's own text is refused as "not modified" only by the
+   * bot's message that shows exactly that text. Another person's message
+   * cannot be edited, and the bot's recorded messages are skipped; the search
+   * plan is given only when no other post of the chat is pending, so no
+   * unknown message of the bot can be hit. A few ids in a row with no message
+   * end the search (one alone may be a deleted message): the part did not go
+   * out.
    */
   private async find(trail: SentTrail, chatId: string, name: string, part: MessagePart, extra: PartExtra): Promise<string | undefined> {
-    const plan = await trail.searchPlan(chatId, name);
+    const plan = await trail.lookup(chatId, name);
     if (!plan) return undefined;
+    if (plan.kind === 'sent') {
+      this.deps.log.info('telegram: a part of a resumed answer is on record as sent; not sending it again');
+      return String(plan.id);
+    }
     const { reply_markup } = extra;
     const options = { link_preview_options: NO_PREVIEW, ...(reply_markup ? { reply_markup } : {}) };
     let probed = 0;
@@ -257,4 +265,10 @@ export class TelegramOutbound {
   private warnPlain(error: unknown): void {
     this.deps.log.warn({ error: describeError(error) }, 'telegram: formatting rejected, sending the part as plain text');
   }
+}
+
+/** A Telegram message id given as text; 0 when there is none. */
+function messageIdOf(id: string | undefined): number {
+  const value = Number(id);
+  return Number.isSafeInteger(value) && value > 0 ? value : 0;
 }

@@ -8,10 +8,13 @@
  *
  * - before it goes, as pending under its name, with the highest message id
  *   known in the chat at that moment (the part, if it went out, came after);
- * - once Telegram has accepted it, by its message id (and no longer pending).
+ * - once Telegram has accepted it, by its message id (and no longer pending),
+ *   with its name when it is a part of a named answer.
  *
- * So after a crash the record names the one post that may have gone out
- * unrecorded and the posts of the bot that a search must leave alone. A
+ * So after a crash the record tells a named part that went out (by its name,
+ * for a crash after this record and before the caller's own), names the one
+ * post that may have gone out unrecorded, and the posts of the bot that a
+ * search must leave alone. A
  * search is safe only when no other post of the chat is pending: an unknown
  * bot message could otherwise be overwritten by the probe.
  */
@@ -25,7 +28,12 @@ const KEPT_IDS = 32;
 const PENDING_FOR_MS = 60 * 60 * 1_000;
 
 const PendingSchema = z.object({ after: z.number().int(), at: z.number() });
-const TrailSchema = z.object({ sent: z.array(z.number().int()), pending: z.record(z.string(), PendingSchema) });
+const TrailSchema = z.object({
+  sent: z.array(z.number().int()),
+  pending: z.record(z.string(), PendingSchema),
+  /** Message ids of the latest named parts, by name, oldest first. */
+  named: z.record(z.string(), z.number().int()).default({}),
+});
 
 /** One chat's record. */
 export type ChatTrail = z.infer<typeof TrailSchema>;
@@ -34,11 +42,15 @@ export type PendingPost = z.infer<typeof PendingSchema>;
 
 /** What a search for a pending post may look at. */
 export interface SearchPlan {
+  kind: 'search';
   /** The highest message id known in the chat when the post was begun. */
   after: number;
   /** The bot's recorded posts: not to be probed. */
   known: ReadonlySet<number>;
 }
+
+/** Where a part of a resumed answer stands: sent as message `id`, or to be looked for as `plan` says. */
+export type PartLookup = { kind: 'sent'; id: number } | SearchPlan;
 
 /** The per-chat records of the bot's posts; every failure of the store is logged and tolerated. */
 export class SentTrail {
@@ -56,11 +68,16 @@ export class SentTrail {
     });
   }
 
-  /** Records the message id Telegram gave a post. */
-  async done(chatId: string, name: string, messageId: number): Promise<void> {
+  /** Records the message id Telegram gave a post; under its name too when it is `named` (a part of a named answer). */
+  async done(chatId: string, name: string, messageId: number, named = false): Promise<void> {
     await this.change(chatId, (trail) => {
       delete trail.pending[name];
       trail.sent = [...trail.sent.filter((id) => id !== messageId), messageId].sort((a, b) => a - b).slice(-KEPT_IDS);
+      if (named) {
+        delete trail.named[name];
+        trail.named[name] = messageId;
+        trail.named = Object.fromEntries(Object.entries(trail.named).slice(-KEPT_IDS));
+      }
     });
   }
 
@@ -70,11 +87,11 @@ export class SentTrail {
   }
 
   /**
-   * Where to look for the post `name` if it may have gone out unrecorded;
-   * undefined when it is not pending, or when a search is unsafe because
-   * another post of the chat is pending too.
+   * Where the part `name` stands: sent as a recorded message, or pending and
+   * to be looked for. Undefined when it was never begun, or when a search is
+   * unsafe because another post of the chat is pending too.
    */
-  async searchPlan(chatId: string, name: string): Promise<SearchPlan | undefined> {
+  async lookup(chatId: string, name: string): Promise<PartLookup | undefined> {
     let trail: ChatTrail | undefined;
     try {
       trail = this.parse(await this.state.get(keyOf(chatId)));
@@ -82,6 +99,8 @@ export class SentTrail {
       this.log.warn({ err: error }, 'telegram: record of sent messages not read; sending the part again');
       return undefined;
     }
+    const sentAs = trail?.named[name];
+    if (sentAs !== undefined) return { kind: 'sent', id: sentAs };
     const mine = trail?.pending[name];
     if (!trail || !mine || !this.fresh(mine)) return undefined;
     const others = Object.entries(trail.pending).filter(([other, post]) => other !== name && this.fresh(post));
@@ -89,13 +108,13 @@ export class SentTrail {
       this.log.warn({ pending: others.length + 1 }, 'telegram: another message of the chat may have gone out unrecorded too; sending the part again rather than look for it');
       return undefined;
     }
-    return { after: mine.after, known: new Set(trail.sent) };
+    return { kind: 'search', after: mine.after, known: new Set(trail.sent) };
   }
 
   private async change(chatId: string, edit: (trail: ChatTrail) => void): Promise<void> {
     try {
       await this.state.update?.(keyOf(chatId), (current) => {
-        const trail = this.parse(current) ?? { sent: [], pending: {} };
+        const trail = this.parse(current) ?? { sent: [], pending: {}, named: {} };
         trail.pending = Object.fromEntries(Object.entries(trail.pending).filter(([, post]) => this.fresh(post)));
         edit(trail);
         return trail;

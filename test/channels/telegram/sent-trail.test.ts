@@ -108,6 +108,41 @@ describe('a part a stopped process was sending', () => {
     expect(fake.calls.filter((call) => call.method === 'editMessageText').map((call) => call.payload.message_id)).not.toContain(Number(before.ids[1]));
   });
 
+  it("does not post a part again when the process died after recording it and before the answer's own ledger did", async () => {
+    const replyTo = question();
+    const dying = await start(base);
+    // The answer's ledger (the delivery log in the store) takes the first part; the process dies writing the second.
+    const ledger = memoryLedger();
+    const dyingLedger = { sent: ledger.sent, record: (index: number, id: string) => (index === 0 ? ledger.record(index, id) : new Promise<void>(() => {})) };
+    void dying.send(DM, ANSWER, { idempotencyKey: KEY, replyTo, parts: dyingLedger });
+    await waitFor(() => fake.chatMessages(ALICE.id).length >= 2, 5_000, 'both parts of the dying process');
+    await waitFor(() => base.entries.get(`sent:${DM.chatId}`) !== undefined && Object.keys((base.entries.get(`sent:${DM.chatId}`) as { pending: object }).pending).length === 0, 5_000, 'the second part on record');
+    expect(ledger.sent.size).toBe(1);
+    const before = { posts: posts(), edits: edits(), ids: fake.chatMessages(ALICE.id).map((message) => String(message.messageId)) };
+
+    const successor = await start(base);
+    const sent = await successor.send(DM, ANSWER, { idempotencyKey: KEY, replyTo, parts: ledger, resumed: true });
+    expect(shown()).toEqual(['first: xxxxxxxxxxxxxxxxx', 'second: xxxxxxxxxxxxxxxx']);
+    expect(sent.ids).toEqual(before.ids);
+    // Known by its name: neither posted nor probed.
+    expect({ posts: posts(), edits: edits() }).toEqual({ posts: before.posts, edits: before.edits });
+  });
+
+  it('finds the first answer of a DM, which quotes nothing, by the message it answers', async () => {
+    const question = String(fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: 'hi' }).message.message_id);
+    // Update 1 puts the answer on record as pending; the process dies recording Telegram's id (update 2).
+    const dying = await start(dyingState(base, 2));
+    void dying.send(DM, 'Hello Alice.', { idempotencyKey: KEY, after: question, parts: memoryLedger() });
+    await waitFor(() => fake.chatMessages(ALICE.id).length >= 1, 5_000, 'the answer of the dying process');
+    fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: 'hello?' });
+
+    const successor = await start(base);
+    const sent = await successor.send(DM, 'Hello Alice.', { idempotencyKey: KEY, after: question, parts: memoryLedger(), resumed: true });
+    expect(shown()).toEqual(['Hello Alice.']);
+    expect(posts()).toBe(1);
+    expect(sent.ids).toEqual([String(fake.chatMessages(ALICE.id)[0]!.messageId)]);
+  });
+
   it('sends a part the process died before Telegram got', async () => {
     const replyTo = question();
     // Updates: the first part begun (1) and recorded (2); the second begun (3), and the process dies before sending it.
@@ -141,8 +176,9 @@ describe('a part a stopped process was sending', () => {
     await channel.send(DM, ANSWER, { idempotencyKey: KEY, replyTo });
     expect(shown()).toEqual(['first: xxxxxxxxxxxxxxxxx', 'second: xxxxxxxxxxxxxxxx']);
     expect(edits()).toBe(0);
-    // Both parts are on record by their ids, none pending.
-    expect(base.entries.get(`sent:${DM.chatId}`)).toEqual({ sent: fake.chatMessages(ALICE.id).map((message) => message.messageId), pending: {} });
+    // Both parts are on record by their ids and names, none pending.
+    const ids = fake.chatMessages(ALICE.id).map((message) => message.messageId);
+    expect(base.entries.get(`sent:${DM.chatId}`)).toEqual({ sent: ids, pending: {}, named: { [`${KEY}#0`]: ids[0], [`${KEY}#1`]: ids[1] } });
   });
 
   it('does not post a message again when Telegram took it and the answer was lost on the network', async () => {
@@ -171,10 +207,10 @@ describe('a part a stopped process was sending', () => {
     await trail.begin(DM.chatId, 'a-notice', 41);
     now += 30 * 60_000;
     await trail.begin(DM.chatId, 'the-part', 41);
-    expect(await trail.searchPlan(DM.chatId, 'the-part')).toBeUndefined();
+    expect(await trail.lookup(DM.chatId, 'the-part')).toBeUndefined();
     now += 31 * 60_000;
-    expect(await trail.searchPlan(DM.chatId, 'the-part')).toEqual({ after: 41, known: new Set([40]) });
+    expect(await trail.lookup(DM.chatId, 'the-part')).toEqual({ kind: 'search', after: 41, known: new Set([40]) });
     // Not pending at all: nothing to look for.
-    expect(await trail.searchPlan(DM.chatId, 'never-begun')).toBeUndefined();
+    expect(await trail.lookup(DM.chatId, 'never-begun')).toBeUndefined();
   });
 });
