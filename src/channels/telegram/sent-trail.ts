@@ -24,6 +24,12 @@ import type { ChannelState } from '../types.js';
 
 /** Message ids of the bot's latest posts kept per chat. */
 const KEPT_IDS = 32;
+/**
+ * Named parts kept per chat by name: a name is needed only in the moment
+ * between this record and the answer's own ledger, and Telegram lets a chat
+ * take about one message a second.
+ */
+const KEPT_NAMES = 8;
 /** A post pending longer than this died with its process long ago; its entry is dropped. */
 const PENDING_FOR_MS = 60 * 60 * 1_000;
 
@@ -76,7 +82,7 @@ export class SentTrail {
       if (named) {
         delete trail.named[name];
         trail.named[name] = messageId;
-        trail.named = Object.fromEntries(Object.entries(trail.named).slice(-KEPT_IDS));
+        trail.named = Object.fromEntries(Object.entries(trail.named).slice(-KEPT_NAMES));
       }
     });
   }

@@ -213,4 +213,13 @@ describe('a part a stopped process was sending', () => {
     // Not pending at all: nothing to look for.
     expect(await trail.lookup(DM.chatId, 'never-begun')).toBeUndefined();
   });
+
+  it("keeps the names of the latest parts only, and their ids as the bot's known messages", async () => {
+    const trail = new SentTrail(base, silentLogger);
+    for (let i = 1; i <= 10; i += 1) await trail.done(DM.chatId, `answer:${i}#0`, 100 + i, true);
+    expect(await trail.lookup(DM.chatId, 'answer:10#0')).toEqual({ kind: 'sent', id: 110 });
+    expect(await trail.lookup(DM.chatId, 'answer:3#0')).toEqual({ kind: 'sent', id: 103 });
+    expect(await trail.lookup(DM.chatId, 'answer:2#0')).toBeUndefined();
+    expect((base.entries.get(`sent:${DM.chatId}`) as { sent: number[] }).sent).toHaveLength(10);
+  });
 });
