@@ -14,9 +14,9 @@
  * So after a crash the record tells a named part that went out (by its name,
  * for a crash after this record and before the caller's own), names the one
  * post that may have gone out unrecorded, and the posts of the bot that a
- * search must leave alone. A
- * search is safe only when no other post of the chat is pending: an unknown
- * bot message could otherwise be overwritten by the probe.
+ * search must leave alone. A search is safe only when no other post of the
+ * chat is pending: an unknown bot message could otherwise be overwritten by
+ * the probe.
  */
 import { z } from 'zod';
 import type { Logger } from '../../log.js';
@@ -55,7 +55,7 @@ export interface SearchPlan {
   known: ReadonlySet<number>;
 }
 
-/** Where a part of a resumed answer stands: sent as message `id`, or to be looked for as `plan` says. */
+/** Where a part of a resumed answer stands: sent as message `id`, or to be looked for as the search plan says. */
 export type PartLookup = { kind: 'sent'; id: number } | SearchPlan;
 
 /** The per-chat records of the bot's posts; every failure of the store is logged and tolerated. */
