@@ -38,6 +38,7 @@ import { createRedactor } from './safety/secrets.js';
 import { Store } from './store/store.js';
 import { createAuditLog } from './tools/audit.js';
 import { builtinToolSource } from './tools/builtin/index.js';
+import { createGrantRules } from './tools/grants.js';
 import { createPermissionStore } from './tools/permissions.js';
 import { createToolPipeline } from './tools/pipeline.js';
 import { createPolicyStore } from './tools/policy.js';
@@ -114,6 +115,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     policy.invalidate();
     permissions.invalidate();
   });
+  const grants = createGrantRules({ catalog: registry, policy, permissions });
   const pipeline = createToolPipeline({
     registry,
     permissions,
@@ -183,11 +185,11 @@ export async function createApp(options: AppOptions): Promise<App> {
       jobs: services.jobs,
       history: services.history,
       scheduler: () => runtime.jobs,
-      readOnlyTools: () => registry.list().filter((tool) => tool.readOnly).map((tool) => tool.name),
+      grants,
     }),
   );
   for (const [name, server] of Object.entries(config.mcp.servers)) registry.addSource(new McpServerSource(name, server, log.child({ mcp: name }), PINCER_VERSION));
-  registry.addSource(routineToolSource({ config, routines: services.routines, history: services.history, scheduler: () => runtime.routines }));
+  registry.addSource(routineToolSource({ config, routines: services.routines, history: services.history, grants, scheduler: () => runtime.routines }));
   let stopping: Promise<void> | undefined;
   let ops: OpsServer | undefined;
   const stop = async (reason: string) => {

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { ApprovalPrompt, ChatAddress, ChatInfo, PromptAction, SentMessage } from '../channels/types.js';
 import type { ToolCall } from '../llm/types.js';
 import type { Namespace, Store } from '../store/store.js';
+import type { ToolGrant } from '../tools/types.js';
 import { ChatRecordSchema, ToolCallSchema } from './history.js';
 
 const STATUSES = ['pending', 'approved', 'always', 'denied', 'continued', 'stopped', 'redirected', 'expired', 'cancelled'] as const;
@@ -34,6 +35,8 @@ export const PendingApprovalSchema = z.object({
   displayArgs: z.string(),
   reason: z.string().optional(),
   allowAlways: z.boolean(),
+  /** What a call that hands tools to background work grants (shown first in its prompt). */
+  grant: z.object({ unattended: z.array(z.string()), asking: z.array(z.string()) }).optional(),
   /** Later calls of the same batch that also need approval, asked one at a time. */
   deferred: z.array(ToolCallSchema),
   createdAt: z.number(),
@@ -274,7 +277,7 @@ export interface ApprovalRequest {
   /** Later calls of the same batch that also need approval. */
   deferred: readonly ToolCall[];
   /** How the tool describes this call; a generic description when it gave none. */
-  view?: { summary: string; displayArgs: string; allowAlways: boolean } | undefined;
+  view?: { summary: string; displayArgs: string; allowAlways: boolean; grant?: ToolGrant | undefined } | undefined;
   /** The model's words before the call, shown as the reason. */
   reason?: string | undefined;
 }
@@ -301,6 +304,7 @@ export function newApproval(request: ApprovalRequest, timeoutMs: number, now = D
   };
   const reason = request.reason?.trim();
   if (reason) approval.reason = reason.slice(0, 300);
+  if (view?.grant) approval.grant = { unattended: [...view.grant.unattended], asking: [...view.grant.asking] };
   return approval;
 }
 
@@ -340,5 +344,19 @@ Shall I continue, stop here, or try another way?`,
     expiresAt: approval.expiresAt,
   };
   if (approval.reason) prompt.reason = approval.reason;
+  if (approval.grant) prompt.grant = grantText(approval.grant);
   return prompt;
+}
+
+/**
+ * A grant in the words of a prompt: which tools will run without asking (the
+ * line a person must not miss), and which will still ask each time.
+ *
+ * @example grantText({ unattended: ['files_write'], asking: ['shell'] })
+ * // => 'Runs without asking: files_write\nAsks you each time: shell'
+ */
+export function grantText(grant: ToolGrant): string {
+  const lines = [`Runs without asking: ${grant.unattended.join(', ') || 'nothing'}`];
+  if (grant.asking.length) lines.push(`Asks you each time: ${grant.asking.join(', ')}`);
+  return lines.join('\n');
 }

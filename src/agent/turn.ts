@@ -138,7 +138,7 @@ export class TurnEngine {
       turn.presenter.toolsFinished();
       delegate.reportCall(result);
       if (result.status === 'needs_approval') {
-        const next = newApproval({ ...approval, call, deferred: remaining, view: result.approval, reason: undefined }, this.services.config.agent.approvalTimeoutMs);
+        const next = newApproval({ ...approval, call: result.call, deferred: remaining, view: result.approval, reason: undefined }, this.services.config.agent.approvalTimeoutMs);
         await this.save(turn);
         await this.ask(turn, next);
         return;

@@ -6,7 +6,9 @@ import type { ApprovalOutcome, ApprovalPrompt } from './types.js';
 
 /** The prompt body: headline, what it is about, why, the arguments, who may answer. */
 export function approvalPromptText(prompt: ApprovalPrompt): string {
-  const lines = [prompt.tool ? `**${prompt.title}**: \`${prompt.tool}\`` : `**${prompt.title}**`, prompt.summary];
+  const lines = [prompt.tool ? `**${prompt.title}**: \`${prompt.tool}\`` : `**${prompt.title}**`];
+  if (prompt.grant) lines.push(...prompt.grant.split('\n').map((line) => `**${line}**`));
+  lines.push(prompt.summary);
   if (prompt.reason) lines.push(`Reason: ${prompt.reason}`);
   if (prompt.args !== undefined) lines.push('```json', prompt.args, '```');
   const minutes = Math.max(1, Math.round((prompt.expiresAt - Date.now()) / 60_000));

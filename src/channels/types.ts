@@ -132,6 +132,11 @@ export interface ApprovalPrompt {
   title: string;
   /** The tool the question is about, shown after the title. */
   tool?: string;
+  /**
+   * For a call that hands tools to background work: which tools will run
+   * without asking. Shown first, right under the title, and never cut.
+   */
+  grant?: string;
   /** Plain words: what the call will do, or what is happening. */
   summary: string;
   /** Redacted, length-bounded arguments for display (JSON text). */

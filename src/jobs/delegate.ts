@@ -37,16 +37,30 @@ export interface JobRunControl {
   askOwner: boolean;
 }
 
-/** The system prompt of a job. */
+/**
+ * The system prompt of a job. It holds only pincer's own words: the title and
+ * goal were written for the creator (by the model, from a person's request),
+ * so they reach the job's model as that person's request in a user message
+ * ({@link jobRequestMessage}), never with the weight of the system prompt.
+ */
 export function jobSystemPrompt(job: JobRecord, agentName: string, now = new Date()): string {
   return [
     `You are ${agentName}, working on a background job for ${job.ownerName}. Nobody is watching the conversation: work on your own until the goal is reached.`,
     `Today is ${now.toISOString().slice(0, 10)} (UTC time ${now.toISOString().slice(11, 16)}).`,
-    `Job: ${job.title}`,
-    `Goal: ${job.goal}`,
+    'The job and its goal are in the first user message: they are what the person asked for.',
     'Use the tools you are given. When the goal is reached, reply with a short final report that begins with "DONE:".',
     'If the goal cannot be reached, reply with the reason, beginning with "FAILED:". Any other reply means you are still working.',
   ].join('\n');
+}
+
+/** The first message of a job's conversation: its creator's request. */
+export function jobRequestMessage(job: JobRecord): string {
+  return `${job.ownerName} asked for the background job "${job.title}". Start the job now.\nGoal: ${job.goal}`;
+}
+
+/** How the job's model reads a `job_message`: its owner's words, sent from their DM. */
+export function jobMessageText(job: JobRecord, text: string): string {
+  return `A message from ${job.ownerName}, sent from their direct message with you: ${text}`;
 }
 
 /** Runs one job's model conversation on the shared loop. */
@@ -68,7 +82,7 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
       threadKey: `job:${job.id}`,
       channel: job.origin.channel,
       scope: job.origin.scope,
-      approval: { kind: 'autonomous', allowed: new Set(job.tools), askOwner: this.control.askOwner },
+      approval: { kind: 'autonomous', allowed: new Set(job.tools), askOwner: this.control.askOwner, ...(job.standing ? { standing: job.standing } : {}) },
       signal: this.control.signal,
       log: this.services.log,
     };
@@ -82,7 +96,7 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
     if (this.isStopped()) return { type: 'stop' };
     const messages = await this.control.takeMessages();
     if (!messages.length) return { type: 'continue' };
-    return { type: 'inject', messages: messages.map((text) => ({ role: 'user', content: `${this.job.ownerName} says: ${text}` })) };
+    return { type: 'inject', messages: messages.map((text) => ({ role: 'user', content: jobMessageText(this.job, text) })) };
   }
 
   async beforeLlmCall(ctx: LoopContext, iteration: number): Promise<LoopOutcome<JobApprovalNeed> | undefined> {

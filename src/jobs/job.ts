@@ -63,6 +63,12 @@ export const JobRecordSchema = z.object({
   origin: ChatRecordSchema,
   /** Tools it may use without asking (`*`: every tool that does not always need a person). */
   tools: z.array(z.string()),
+  /**
+   * Set when `tools` were granted without a prompt that showed them: each one
+   * then runs unattended only while the owner could still run it without being
+   * asked in a chat of this kind (re-checked at every call).
+   */
+  standing: z.enum(['dm', 'group']).optional(),
   plan: z.boolean(),
   maxIterations: z.number().int().positive(),
   timeoutMs: z.number().int().positive(),
@@ -102,6 +108,7 @@ export interface JobRequest {
   ownerName: string;
   origin: JobRecord['origin'];
   tools: string[];
+  standing?: 'dm' | 'group';
   plan: boolean;
   maxIterations: number;
   timeoutMs: number;

@@ -11,7 +11,7 @@ import { readJsonAt } from '../llm/json-scan.js';
 import type { ChatMessage, LlmResponse, ToolDefinition } from '../llm/types.js';
 import type { ToolContext } from '../tools/types.js';
 import { completionSignal, type CompletionSignal } from './completion.js';
-import { JobDelegate, jobSystemPrompt, type JobRunControl } from './delegate.js';
+import { JobDelegate, jobRequestMessage, jobSystemPrompt, type JobRunControl } from './delegate.js';
 import { finishStep, journalStep, type JobRecord } from './job.js';
 
 /** Steps a plan may have. */
@@ -86,11 +86,14 @@ export async function runPlan(job: JobRecord, control: PlanControl): Promise<Pla
     finishStep(job, step, parsed.ok ? 'done' : 'failed');
     if (!parsed.ok) {
       job.planState = 'abandoned';
+      if (!job.messages.length) job.messages.push({ role: 'user', content: jobRequestMessage(job) });
       await control.save();
       return { kind: 'loop', why: `no usable plan (${parsed.reason})` };
     }
     job.planSteps = parsed.plan.steps.map((planned) => ({ ...planned, status: 'pending' as const }));
     job.planState = 'running';
+    // The request opens the conversation, so that the completion check (and the loop after it) knows the goal.
+    if (!job.messages.length) job.messages.push({ role: 'user', content: jobRequestMessage(job) });
     job.messages.push({ role: 'assistant', content: `Plan: ${parsed.plan.steps.map((planned, i) => `${i + 1}. ${planned.tool}${planned.why ? ` (${planned.why})` : ''}`).join('; ')}` });
     await control.save();
   }

@@ -22,7 +22,7 @@ import { DEFAULT_LOOP_CONFIG, runAgenticLoop, type LoopContext, type LoopOutcome
 import type { AgentServices } from '../agent/services.js';
 import type { Config } from '../config/schema.js';
 import type { ChatMessage } from '../llm/types.js';
-import { JobDelegate, type JobApprovalNeed } from './delegate.js';
+import { JobDelegate, jobRequestMessage, type JobApprovalNeed } from './delegate.js';
 import { runPlannedJob, type PlanRun } from './planning.js';
 import { FINAL_STATES, type JobRecord, type JobRequest } from './job.js';
 import { jobFailure, jobIdOfThread, jobThreadKey, NOT_APPROVED, ownerDm, REPAIR_NOTE, reportInterrupted, stopText, type JobHost } from './job-runs.js';
@@ -143,8 +143,8 @@ export class JobScheduler {
     const job = await this.jobs.get(id);
     if (!job) return { ok: false, message: `There is no job ${id}.` };
     if (!FINAL_STATES.has(job.state)) return { ok: false, message: `Job ${id} has not ended (${job.state}); cancel it first.` };
-    const { title, goal, owner, ownerName, origin, tools, plan, maxIterations, timeoutMs } = job;
-    const again = await this.create({ title, goal, owner, ownerName, origin, tools, plan, maxIterations, timeoutMs });
+    const { title, goal, owner, ownerName, origin, tools, standing, plan, maxIterations, timeoutMs } = job;
+    const again = await this.create({ title, goal, owner, ownerName, origin, tools, ...(standing ? { standing } : {}), plan, maxIterations, timeoutMs });
     return { ok: true, message: `Job ${id} runs again as job ${again.id}.`, job: again };
   }
 
@@ -241,7 +241,7 @@ export class JobScheduler {
   }
 
   private async runLoop(job: JobRecord, signal: AbortSignal, progress: JobProgress): Promise<LoopOutcome<JobApprovalNeed>> {
-    if (!job.messages.length) job.messages.push({ role: 'user', content: `Start the job now. Goal: ${job.goal}` });
+    if (!job.messages.length) job.messages.push({ role: 'user', content: jobRequestMessage(job) });
     const delegate = new JobDelegate(job, this.services, this.runControl(job, signal, progress));
     const ctx: LoopContext = { messages: [{ role: 'system', content: '' }, ...job.messages], tools: [], forceText: false };
     const { agent } = this.services.config;

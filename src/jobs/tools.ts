@@ -9,6 +9,7 @@ import type { ThreadHistory } from '../agent/history.js';
 import type { Config } from '../config/schema.js';
 import { ToolError } from '../errors.js';
 import { StaticToolSource } from '../tools/source.js';
+import type { GrantRules } from '../tools/grants.js';
 import type { Tool, ToolContext } from '../tools/types.js';
 import { JOB_STATES, type JobRecord } from './job.js';
 import type { JobStore } from './job-store.js';
@@ -21,14 +22,21 @@ export interface JobToolDeps {
   jobs: JobStore;
   history: ThreadHistory;
   scheduler(): JobScheduler;
-  /** The read-only tools: what a job may use without asking when its creator names none. */
-  readOnlyTools(): string[];
+  /** Which tools a request grants, and which of them run on standing permissions alone. */
+  grants: GrantRules;
+}
+
+/** Refuses steering from a group: a job is its owner's, steered from the owner's DM. */
+export function refuseInGroup(ctx: ToolContext, what: string): void {
+  if (ctx.approval.kind === 'chat' && ctx.approval.chatKind === 'group') {
+    throw new ToolError(`${what} only from a direct message with the bot, by its owner. Tell the user to do it there.`);
+  }
 }
 
 const createParams = z.object({
   title: z.string().min(1).max(120).describe('A short name for the job'),
   goal: z.string().min(1).max(4000).describe('What the job must achieve, in enough detail to work on it alone'),
-  tools: z.array(z.string()).max(50).optional().describe('Tools the job may use without asking (default: the read-only ones)'),
+  tools: z.array(z.string()).max(50).optional().describe('Tools the job may use without asking (default: the read-only ones; "*" for every tool you may use)'),
   plan: z.boolean().optional().describe('Plan the steps first, then run them'),
   maxIterations: z.number().int().min(1).max(500).optional().describe('Most model steps (default from config)'),
   timeoutMinutes: z.number().positive().max(1440).optional().describe('Time limit of a run, in minutes (default from config)'),
@@ -59,18 +67,27 @@ export function jobTools(deps: JobToolDeps): [Tool<typeof createParams>, Tool<ty
       parameters: createParams,
       readOnly: false,
       requiresApproval: () => 'unlessAutoApproved',
-      describe: ({ title, tools }) => `Start the background job "${title}"${tools?.length ? ` with ${tools.join(', ')}` : ''}`,
+      describe: ({ title }) => `Start the background job "${title}".`,
+      async grants(params, ctx) {
+        const tools = await deps.grants.spell(params.tools, ctx);
+        return { tools, params: { ...params, tools } };
+      },
       async execute(params, ctx) {
         const record = await deps.history.get(ctx.threadKey);
         if (!record) throw new ToolError('this conversation is not known yet; try again after one message.');
         const { jobs } = deps.config;
+        // Approved in a prompt that showed them: the tools as shown. Otherwise only what the creator runs unasked here.
+        const spelled = await deps.grants.spell(params.tools, ctx);
+        const tools = ctx.approvedInPrompt ? spelled : await deps.grants.standing(spelled, ctx);
+        const standing = !ctx.approvedInPrompt && ctx.approval.kind === 'chat' ? { standing: ctx.approval.chatKind } : {};
         const job = await deps.scheduler().create({
           title: params.title.trim(),
           goal: params.goal.trim(),
           owner: ctx.userId,
           ownerName: ctx.userName ?? ctx.userId,
           origin: record.chat,
-          tools: [...new Set(params.tools ?? deps.readOnlyTools())],
+          tools,
+          ...standing,
           plan: params.plan ?? false,
           maxIterations: params.maxIterations ?? jobs.maxIterations,
           timeoutMs: Math.round((params.timeoutMinutes ?? jobs.timeoutMinutes) * 60_000),
@@ -108,6 +125,7 @@ export function jobTools(deps: JobToolDeps): [Tool<typeof createParams>, Tool<ty
       readOnly: false,
       requiresApproval: () => 'never',
       async execute({ id }, ctx) {
+        refuseInGroup(ctx, 'A job can be cancelled');
         await ownJob(id, ctx);
         const result = await deps.scheduler().cancel(id.trim(), ctx.userName ?? ctx.userId);
         if (!result.ok) throw new ToolError(result.message);
@@ -121,6 +139,7 @@ export function jobTools(deps: JobToolDeps): [Tool<typeof createParams>, Tool<ty
       readOnly: false,
       requiresApproval: () => 'never',
       async execute({ id, text }, ctx) {
+        refuseInGroup(ctx, 'A job can be sent a message');
         await ownJob(id, ctx);
         const result = await deps.scheduler().message(id.trim(), text);
         if (!result.ok) throw new ToolError(result.message);

@@ -24,6 +24,8 @@ export const RoutineSchema = z.object({
   timezone: z.string(),
   action: z.discriminatedUnion('kind', [z.object({ kind: z.literal('message'), text: z.string() }), z.object({ kind: z.literal('prompt'), prompt: z.string() })]),
   tools: z.array(z.string()),
+  /** Set when `tools` were granted without a prompt that showed them (see the job's `standing`). */
+  standing: z.enum(['dm', 'group']).optional(),
   enabled: z.boolean(),
   /** Why it was paused by pincer (a broken configuration), for its owner. */
   pausedReason: z.string().optional(),

@@ -15,6 +15,7 @@
 import type { AgentServices } from '../agent/services.js';
 import type { JobScheduler } from '../jobs/scheduler.js';
 import type { Timers } from '../store/timers.js';
+import { AUTONOMOUS_WILDCARD } from '../tools/approval-rule.js';
 import { firingId, type FiringClaims, type Routine, type RoutineStore } from './routine.js';
 import { describeSchedule, nextFiring, parseDuration } from './schedule.js';
 
@@ -155,7 +156,7 @@ export class RoutineScheduler {
       log.info({ routine: routine.id, at }, 'reminder sent');
       return { text: 'reminder sent' };
     }
-    const unknown = routine.tools.filter((tool) => tool !== '*' && !registry.get(tool));
+    const unknown = routine.tools.filter((tool) => tool !== AUTONOMOUS_WILDCARD && !registry.get(tool));
     if (unknown.length) return { text: 'not run', pause: `it uses ${unknown.length === 1 ? 'a tool that does not exist' : 'tools that do not exist'}: ${unknown.join(', ')}` };
     if (!outbox.channelOf(address)) return { text: 'not run', pause: `its conversation is on ${routine.origin.channel}, which is not running` };
     const { jobs } = this.services.config;
@@ -166,6 +167,7 @@ export class RoutineScheduler {
       ownerName: routine.ownerName,
       origin: routine.origin,
       tools: routine.tools,
+      ...(routine.standing ? { standing: routine.standing } : {}),
       plan: false,
       maxIterations: jobs.maxIterations,
       timeoutMs: Math.round(jobs.timeoutMinutes * 60_000),

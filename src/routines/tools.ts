@@ -9,7 +9,9 @@ import type { ThreadHistory } from '../agent/history.js';
 import type { Config } from '../config/schema.js';
 import { ToolError } from '../errors.js';
 import { StaticToolSource } from '../tools/source.js';
+import type { GrantRules } from '../tools/grants.js';
 import type { Tool } from '../tools/types.js';
+import { refuseInGroup } from '../jobs/tools.js';
 import { RoutineStore, type Routine } from './routine.js';
 import { describeSchedule, formatTime, isTimeZone, nextFirings, parseSchedule, shortestGap, type Schedule } from './schedule.js';
 import type { RoutineScheduler } from './scheduler.js';
@@ -19,6 +21,8 @@ export interface RoutineToolDeps {
   config: Config;
   routines: RoutineStore;
   history: ThreadHistory;
+  /** Which tools a prompt routine's request grants, and which of them run on standing permissions alone. */
+  grants: GrantRules;
   scheduler(): RoutineScheduler;
   now?: () => number;
 }
@@ -32,7 +36,7 @@ const scheduleParams = z.object({
   cron: z.string().optional().describe('On a 5-field cron expression, e.g. "0 9 * * 1-5" for weekdays at 09:00'),
   timezone: z.string().optional().describe('IANA time zone, e.g. Europe/Berlin (default from config)'),
   name: z.string().min(1).max(80).optional().describe('A short name'),
-  tools: z.array(z.string()).max(50).optional().describe('Tools a prompt routine may use without asking'),
+  tools: z.array(z.string()).max(50).optional().describe('Tools a prompt routine may use without asking (default: none; "*" for every tool you may use)'),
 });
 const listParams = z.object({});
 const cancelParams = z.object({ id: z.string().min(1).max(40).describe('The routine id, e.g. r1a2b3c4d') });
@@ -74,15 +78,24 @@ export function routineTools(deps: RoutineToolDeps): [Tool<typeof scheduleParams
       describe: (args) => {
         try {
           const { schedule, timezone } = planned(args);
-          const what = args.message ? `the reminder "${args.message}"` : `the job "${args.name ?? args.prompt!.slice(0, 60)}"`;
+          const what = args.message ? `the reminder "${args.message.slice(0, 120)}"` : `the job "${(args.name ?? args.prompt!).slice(0, 60)}"`;
           const next = nextFirings(schedule, timezone, now(), 3).map((at) => formatTime(at, timezone, now()));
           return `Schedule ${what} ${describeSchedule(schedule, timezone, now())}. Next: ${next.join('; ') || 'none'}.`;
         } catch (error) {
           return `Schedule something (${error instanceof Error ? error.message : 'invalid schedule'})`;
         }
       },
+      async grants(args, ctx) {
+        // A reminder runs no tools; a prompt routine grants what it names, and nothing by default.
+        const tools = args.message ? [] : await deps.grants.spell(args.tools ?? [], ctx);
+        return { tools, params: { ...args, tools } };
+      },
       async execute(args, ctx) {
         const { schedule, timezone } = planned(args);
+        const spelled = args.message ? [] : await deps.grants.spell(args.tools ?? [], ctx);
+        // Approved in a prompt that showed them: the tools as shown. Otherwise only what the creator runs unasked here.
+        const tools = ctx.approvedInPrompt ? spelled : await deps.grants.standing(spelled, ctx);
+        const standing = !ctx.approvedInPrompt && ctx.approval.kind === 'chat' ? { standing: ctx.approval.chatKind } : {};
         const record = await deps.history.get(ctx.threadKey);
         if (!record) throw new ToolError('this conversation is not known yet; try again after one message.');
         const next = nextFirings(schedule, timezone, now(), 1)[0];
@@ -95,7 +108,8 @@ export function routineTools(deps: RoutineToolDeps): [Tool<typeof scheduleParams
           schedule,
           timezone,
           action: args.message ? { kind: 'message', text: args.message } : { kind: 'prompt', prompt: args.prompt! },
-          tools: [...new Set(args.tools ?? [])],
+          tools,
+          ...standing,
           enabled: true,
           ...(next !== undefined ? { nextAt: next } : {}),
           skipped: [],
@@ -124,6 +138,7 @@ export function routineTools(deps: RoutineToolDeps): [Tool<typeof scheduleParams
       readOnly: false,
       requiresApproval: () => 'never',
       async execute({ id }, ctx) {
+        refuseInGroup(ctx, 'A routine can be cancelled');
         const routine = await deps.routines.get(id.trim());
         if (!routine || routine.owner !== ctx.userId) throw new ToolError(`you have no routine ${id}. list_schedules shows yours.`);
         await deps.scheduler().delete(routine.id);

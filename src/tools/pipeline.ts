@@ -30,13 +30,13 @@ import { coerceParams, normalizeArguments, type Params } from './stages/normaliz
 import { createRateLimiter, rateLimitMessage, type RateLimiter } from './stages/rate-limit.js';
 import { boundText, displayJson, redactParams } from './stages/sensitive.js';
 import { validateParams } from './stages/validate.js';
-import type { CallResult, CallStatus, RunOptions, Tool, ToolContext, ToolPipeline } from './types.js';
+import type { CallResult, CallStatus, RunOptions, Tool, ToolContext, ToolGrant, ToolPipeline } from './types.js';
 
 /** Everything the pipeline works with; each piece can be replaced in tests. */
 export interface ToolPipelineDeps {
   registry: ToolRegistry;
   permissions: Pick<PermissionStore, 'get'>;
-  policy: Pick<PolicyStore, 'effective'>;
+  policy: Pick<PolicyStore, 'effective' | 'entry'>;
   store: Store;
   redactor: Redactor;
   log: Logger;
@@ -127,7 +127,7 @@ class CallRunner implements PipelineCore {
       }
       const params = hooked.rewritten ? coerceParams(hooked.params, entry.schema) : hooked.params;
       if (hooked.rewritten) trace.args = this.auditArgs(params, entry.tool);
-      return this.validateAndExecute(trace, entry.tool, params);
+      return this.validateAndExecute(options.approved ? { ...trace, ctx: { ...ctx, approvedInPrompt: true } } : trace, entry.tool, params);
     });
   }
 
@@ -139,11 +139,21 @@ class CallRunner implements PipelineCore {
     const { call, entry, params } = prepared;
     const { ctx } = trace;
     const [policy, permission] = await Promise.all([
-      this.deps.policy.effective(call.name, ctx.scope),
+      this.deps.policy.entry(call.name, ctx.scope),
       this.deps.permissions.get(ctx.userId, call.name),
     ]);
     const requirement = requirementFor(entry.tool, params);
-    const decision = decideApproval({ tool: call.name, requirement, policy, permission, context: ctx.approval });
+    const granted = approved ? undefined : await this.grantOf(prepared, trace);
+    if (granted && 'status' in granted) return granted;
+    const decision = decideApproval({
+      tool: call.name,
+      requirement,
+      policy: policy.mode,
+      policySource: policy.source,
+      permission,
+      context: ctx.approval,
+      ...(granted ? { grant: { beyondReadOnly: granted.grant.unattended.some((name) => !this.deps.registry.get(name)?.tool.readOnly) } } : {}),
+    });
     if (decision.kind === 'reject') return this.fail(trace, 'rejected', `Error: ${decision.reason}`);
     if (decision.kind === 'run' || approved) return prepared;
     // Nobody should be asked to approve a call that cannot run.
@@ -156,8 +166,42 @@ class CallRunner implements PipelineCore {
         return this.fail(trace, 'rejected', failureMessage(call.name, error));
       }
     }
-    const approval = approvalRequest(entry.tool, params, validation.params, decision.allowAlways, this.deps.redactor);
-    return this.finish(trace, 'needs_approval', '', { approval });
+    if (!granted) {
+      const approval = approvalRequest(entry.tool, params, validation.params, decision.allowAlways, this.deps.redactor);
+      return this.finish(trace, 'needs_approval', '', { approval });
+    }
+    // The approved call runs with the grant as it was shown, whatever appears later.
+    const shown = { ...call, arguments: JSON.stringify(granted.params) };
+    const approval = approvalRequest(entry.tool, granted.params, granted.params, decision.allowAlways, this.deps.redactor);
+    return this.finish({ ...trace, call: shown }, 'needs_approval', '', { approval: { ...approval, grant: granted.grant } });
+  }
+
+  /**
+   * What a call that hands tools to background work grants, split into the
+   * tools that will run unattended and those that will ask each time; a
+   * refusal result for unknown names or invalid arguments.
+   */
+  private async grantOf(prepared: PreparedCall, trace: Trace): Promise<{ grant: ToolGrant; params: Params } | CallResult | undefined> {
+    const { call, entry, params } = prepared;
+    const { ctx } = trace;
+    if (!entry.tool.grants || ctx.approval.kind !== 'chat') return undefined;
+    const validation = validateParams(call.name, entry.tool.parameters, params);
+    if (!validation.ok) return this.fail(trace, 'error', validation.error);
+    let granted: { tools: string[]; params: Params };
+    try {
+      granted = (await entry.tool.grants(validation.params, ctx)) as { tools: string[]; params: Params };
+    } catch (error) {
+      return this.fail(trace, 'rejected', failureMessage(call.name, error));
+    }
+    const grant: ToolGrant = { unattended: [], asking: [] };
+    for (const name of granted.tools) {
+      const tool = this.deps.registry.get(name)?.tool;
+      if (!tool) continue;
+      const mode = await this.deps.policy.effective(name, ctx.scope);
+      const asks = mode === 'ask' || requirementFor(tool, {}) === 'always';
+      grant[asks ? 'asking' : 'unattended'].push(name);
+    }
+    return { grant, params: granted.params };
   }
 
   /** What stops a call right before it starts: beforeStart, a stopped turn, the rate limit. */

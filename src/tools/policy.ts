@@ -42,6 +42,8 @@ export type PolicyChangeResult = { ok: true } | { ok: false; message: string };
 export interface PolicyStore {
   /** Scope setting if present, else the global one, else `allow`. Served from memory after the first read. */
   effective(tool: string, scope: string): Promise<PolicyMode>;
+  /** The effective policy with the level it comes from (an admin's setting for this scope, the global one, or none). */
+  entry(tool: string, scope: string): Promise<PolicyEntry>;
   /** Every known or configured tool with its effective policy in `scope`. */
   list(scope: string): Promise<PolicyEntry[]>;
   /** Stores a mode for a tool in a scope. Resolves once written and audited. */
@@ -112,6 +114,7 @@ export function createPolicyStore(deps: PolicyStoreDeps): PolicyStore {
     async effective(tool, scope) {
       return (await resolve(tool, scope)).mode;
     },
+    entry: resolve,
     async list(scope) {
       const [own, global] = await Promise.all([load(scope), load(GLOBAL_SCOPE)]);
       const names = new Set([...deps.catalog.names(), ...Object.keys(global.tools), ...Object.keys(own.tools)]);

@@ -24,7 +24,19 @@ export type ApprovalContext =
    * call outside them that a person may approve is asked of the job's owner
    * (the job waits); without it, such a call is refused.
    */
-  | { kind: 'autonomous'; allowed: ReadonlySet<string>; denylist?: ReadonlySet<string>; askOwner?: boolean };
+  | {
+      kind: 'autonomous';
+      allowed: ReadonlySet<string>;
+      denylist?: ReadonlySet<string>;
+      askOwner?: boolean;
+      /**
+       * Set when the allowed tools were granted without a prompt that showed
+       * them (the creator's standing permissions in a chat of this kind): each
+       * one then runs only while its creator could still run it there without
+       * being asked.
+       */
+      standing?: ChatKind;
+    };
 
 /** Who calls a tool, from where. */
 export interface ToolContext {
@@ -37,8 +49,19 @@ export interface ToolContext {
   /** Policy scope of the chat (`global`, `discord:guild:1`, `telegram:chat:-100`, `slack:team:T1`). */
   scope: string;
   approval: ApprovalContext;
+  /** True when the person approved this very call in a prompt (Approve pressed), not by a standing permission. */
+  approvedInPrompt?: boolean;
   signal: AbortSignal;
   log: Logger;
+}
+
+/**
+ * What a call that hands tools to background work (a job, a routine) grants:
+ * `unattended` run without asking anyone, `asking` ask the owner each time.
+ */
+export interface ToolGrant {
+  unattended: string[];
+  asking: string[];
 }
 
 /** Per-user call limits of a tool. */
@@ -65,6 +88,15 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
    * would be refused anyway). `execute` must still check for itself.
    */
   precheck?(params: z.infer<P>, ctx: ToolContext): Promise<void>;
+  /**
+   * For a tool that hands tools to background work: the tool names the call
+   * grants, with `*` spelled out and duplicates removed; throws ToolError for
+   * an unknown name. The pipeline shows the grant first in the approval
+   * prompt, offers Always allow only when it stays within the read-only
+   * tools, refuses the call in a group unless an admin allowed it there, and
+   * runs an approved call with exactly the names shown.
+   */
+  grants?(params: z.infer<P>, ctx: ToolContext): Promise<{ tools: string[]; params: z.infer<P> }>;
   /** Parameter names whose values are redacted in prompts, logs and audit records. */
   sensitiveParams?: string[];
   /** Default 60 s. */
@@ -106,6 +138,8 @@ export interface CallResult {
     displayArgs: string;
     /** Plain words: what the call will do. */
     summary: string;
+    /** For a call that grants tools to background work: the grant, shown first and never cut. */
+    grant?: ToolGrant;
   };
   durationMs: number;
 }

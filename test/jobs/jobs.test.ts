@@ -58,7 +58,8 @@ const dm = testDm(ada.id);
 function goalOf(request: FakeLlmRequest): string | undefined {
   const system = String(request.messages[0]?.content ?? '');
   if (system.startsWith('You plan background jobs')) return /Goal: (\S+)/.exec(String(request.messages[1]?.content ?? ''))?.[1];
-  return /background job/.exec(system) ? /^Goal: (.*)$/m.exec(system)?.[1] : undefined;
+  const request_ = String(request.messages.find((m) => m.role === 'user')?.content ?? '');
+  return /background job/.exec(system) ? /^Goal: (.*)$/m.exec(request_)?.[1] : undefined;
 }
 
 /** Whether a job request is its planning call. */

@@ -76,6 +76,7 @@ describe('the schedule tool', () => {
   const [schedule] = routineTools({
     config,
     routines: undefined as never,
+    grants: undefined as never,
     history: { get: async () => undefined } as never,
     scheduler: () => {
       throw new Error('not reached');

@@ -8,8 +8,9 @@ import type { ApprovalContext, ApprovalDecision, ApprovalRequirement, Permission
  *
  * R  run                      A+ ask, "always allow" offered    A- ask, no "always allow"
  * XA rejected: admin disable  XU rejected: user disabled        XG rejected: group, needs a DM
- * XN rejected: not in the background job's allowed set
- * XE rejected: allowed only by "*" but needs explicit naming    XD rejected: denylisted
+ * XN rejected: not in the background job's allowed set        XD rejected: denylisted
+ * XE rejected: asks a person each time, and the job may not ask its owner
+ * XS rejected: granted on standing permissions the creator no longer has
  *
  * Columns: permission alwaysAllow | askEachTime | disabled.
  */
@@ -36,16 +37,6 @@ const TABLES: Record<string, string> = {
     always disable | XA XA XA`,
   'autonomous, allowed by name': `
     never  allow   | R  R  XU
-    never  ask     | R  R  XU
-    never  disable | XA XA XA
-    unless allow   | R  R  XU
-    unless ask     | R  R  XU
-    unless disable | XA XA XA
-    always allow   | R  R  XU
-    always ask     | R  R  XU
-    always disable | XA XA XA`,
-  'autonomous, allowed by "*"': `
-    never  allow   | R  R  XU
     never  ask     | XE XE XU
     never  disable | XA XA XA
     unless allow   | R  R  XU
@@ -54,15 +45,45 @@ const TABLES: Record<string, string> = {
     always allow   | XE XE XU
     always ask     | XE XE XU
     always disable | XA XA XA`,
-  'autonomous, not allowed': `
+  'autonomous, allowed by name on standing DM permissions': `
+    never  allow   | R  R  XU
+    never  ask     | XE XE XU
+    never  disable | XA XA XA
+    unless allow   | R  XS XU
+    unless ask     | XE XE XU
+    unless disable | XA XA XA
+    always allow   | XE XE XU
+    always ask     | XE XE XU
+    always disable | XA XA XA`,
+  'autonomous, allowed by name, may ask its owner': `
+    never  allow   | R  R  XU
+    never  ask     | A- A- XU
+    never  disable | XA XA XA
+    unless allow   | R  R  XU
+    unless ask     | A- A- XU
+    unless disable | XA XA XA
+    always allow   | A- A- XU
+    always ask     | A- A- XU
+    always disable | XA XA XA`,
+  'autonomous, allowed by "*"': `
     never  allow   | XN XN XU
-    never  ask     | XN XN XU
+    never  ask     | XE XE XU
     never  disable | XA XA XA
     unless allow   | XN XN XU
-    unless ask     | XN XN XU
+    unless ask     | XE XE XU
     unless disable | XA XA XA
-    always allow   | XN XN XU
-    always ask     | XN XN XU
+    always allow   | XE XE XU
+    always ask     | XE XE XU
+    always disable | XA XA XA`,
+  'autonomous, not allowed': `
+    never  allow   | XN XN XU
+    never  ask     | XE XE XU
+    never  disable | XA XA XA
+    unless allow   | XN XN XU
+    unless ask     | XE XE XU
+    unless disable | XA XA XA
+    always allow   | XE XE XU
+    always ask     | XE XE XU
     always disable | XA XA XA`,
   'autonomous, allowed but denylisted': `
     never  allow   | XD XD XU
@@ -81,6 +102,8 @@ const CONTEXTS: Record<string, ApprovalContext> = {
   dm: { kind: 'chat', chatKind: 'dm' },
   group: { kind: 'chat', chatKind: 'group' },
   'autonomous, allowed by name': { kind: 'autonomous', allowed: new Set([TOOL]) },
+  'autonomous, allowed by name on standing DM permissions': { kind: 'autonomous', allowed: new Set([TOOL]), standing: 'dm' },
+  'autonomous, allowed by name, may ask its owner': { kind: 'autonomous', allowed: new Set([TOOL]), askOwner: true },
   'autonomous, allowed by "*"': { kind: 'autonomous', allowed: new Set(['*']) },
   'autonomous, not allowed': { kind: 'autonomous', allowed: new Set(['other_tool']) },
   'autonomous, allowed but denylisted': { kind: 'autonomous', allowed: new Set([TOOL, '*']), denylist: new Set([TOOL]) },
@@ -93,7 +116,8 @@ const REASONS: Record<string, RegExp> = {
   XU: /^the user has disabled the tool "tool_x"\.$/,
   XG: /^"tool_x" needs the user's approval, which is only possible in a direct message with the bot\./,
   XN: /^"tool_x" is not allowed in this background job\.$/,
-  XE: /^"tool_x" needs a person's approval and is not explicitly allowed in this background job\.$/,
+  XE: /^"tool_x" needs a person's approval each time, and this background job may not ask its owner\.$/,
+  XS: /^"tool_x" now needs its owner's approval, and this background job may not ask for it\.$/,
   XD: /^"tool_x" never runs in background jobs\.$/,
 };
 
@@ -173,6 +197,31 @@ describe('decideApproval', () => {
   });
 });
 
+describe('decideApproval for a call that hands tools to background work', () => {
+  const grantCall = (over: Partial<Parameters<typeof decideApproval>[0]>) =>
+    decideApproval({ tool: 'create_job', requirement: 'unlessAutoApproved', policy: 'allow', permission: 'askEachTime', context: CONTEXTS.dm!, grant: { beyondReadOnly: false }, ...over });
+
+  it('in a DM, a grant beyond the read-only tools is asked every time, without Always allow, whatever the user allowed before', () => {
+    expect(grantCall({ grant: { beyondReadOnly: true } })).toEqual({ kind: 'ask', allowAlways: false });
+    expect(grantCall({ grant: { beyondReadOnly: true }, permission: 'alwaysAllow' })).toEqual({ kind: 'ask', allowAlways: false });
+  });
+
+  it('in a DM, a read-only grant follows the user permission as any call does', () => {
+    expect(grantCall({})).toEqual({ kind: 'ask', allowAlways: true });
+    expect(grantCall({ permission: 'alwaysAllow' })).toEqual({ kind: 'run' });
+    expect(grantCall({ permission: 'alwaysAllow', policy: 'ask' })).toEqual({ kind: 'ask', allowAlways: false });
+  });
+
+  it('in a group, only an admin policy set for that very group opens it; a user permission or a global setting never does', () => {
+    const group = { context: CONTEXTS.group! };
+    expect(grantCall({ ...group, permission: 'alwaysAllow' }).kind).toBe('reject');
+    expect(grantCall({ ...group, permission: 'alwaysAllow', policySource: 'global' }).kind).toBe('reject');
+    expect(grantCall({ ...group, policySource: 'scope', policy: 'ask' }).kind).toBe('reject');
+    expect(grantCall({ ...group, policySource: 'scope' })).toEqual({ kind: 'run' });
+    expect(grantCall({ ...group, policySource: 'scope', grant: { beyondReadOnly: true } })).toEqual({ kind: 'run' });
+  });
+});
+
 describe('isHidden', () => {
   const base = { tool: TOOL, policy: 'allow' as PolicyMode, permission: 'askEachTime' as Permission };
 
@@ -189,7 +238,10 @@ describe('isHidden', () => {
     expect(isHidden({ ...base, context: CONTEXTS['autonomous, allowed by name']! })).toBe(false);
     expect(isHidden({ ...base, context: CONTEXTS['autonomous, not allowed']! })).toBe(true);
     expect(isHidden({ ...base, context: CONTEXTS['autonomous, allowed but denylisted']! })).toBe(true);
-    expect(isHidden({ ...base, requirement: 'never', context: CONTEXTS['autonomous, allowed by "*"']! })).toBe(false);
-    expect(isHidden({ ...base, requirement: 'always', context: CONTEXTS['autonomous, allowed by "*"']! })).toBe(true);
+    // A stored "*" grants nothing: a job's tools are named one by one.
+    expect(isHidden({ ...base, requirement: 'never', context: CONTEXTS['autonomous, allowed by "*"']! })).toBe(true);
+    // A tool that asks each time is not offered to a job that may not ask its owner, even when named.
+    expect(isHidden({ ...base, requirement: 'always', context: CONTEXTS['autonomous, allowed by name']! })).toBe(true);
+    expect(isHidden({ ...base, requirement: 'always', context: CONTEXTS['autonomous, allowed by name, may ask its owner']! })).toBe(false);
   });
 });

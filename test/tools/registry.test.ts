@@ -47,9 +47,11 @@ describe('tool registry', () => {
     const names = async (viewer: Parameters<typeof registry.definitionsFor>[0], s = sources()) =>
       (await registry.definitionsFor(viewer, s)).map((d) => d.name);
     expect(await names(dm, sources({ b: 'disable', c: 'ask' }, { d: 'disabled' }))).toEqual(['a', 'c', 'e']);
-    const job = { ...dm, approval: { kind: 'autonomous' as const, allowed: new Set(['*']), denylist: new Set(['a']) } };
-    expect(await names(job)).toEqual(['b', 'c', 'd']);
-    const named = { ...dm, approval: { kind: 'autonomous' as const, allowed: new Set(['e']) } };
-    expect(await names(named)).toEqual(['e']);
+    const job = { ...dm, approval: { kind: 'autonomous' as const, allowed: new Set(['a', 'b', 'c', 'e']), denylist: new Set(['a']) } };
+    expect(await names(job)).toEqual(['b', 'c']);
+    // A stored "*" grants nothing; a tool that asks each time is offered only to a job that may ask its owner.
+    expect(await names({ ...dm, approval: { kind: 'autonomous' as const, allowed: new Set(['*']) } })).toEqual([]);
+    const asking = { ...dm, approval: { kind: 'autonomous' as const, allowed: new Set(['e']), askOwner: true } };
+    expect(await names(asking)).toEqual(['a', 'b', 'c', 'd', 'e']);
   });
 });

@@ -135,7 +135,9 @@ function shownText(text: string): string {
  * "only X can answer": one person sits at the keyboard.
  */
 export function terminalPromptText(prompt: ApprovalPrompt, style: TerminalStyle, now = Date.now()): string {
-  const lines = [style.bold(prompt.tool ? `${prompt.title}: ${prompt.tool}` : prompt.title), prompt.summary];
+  const lines = [style.bold(prompt.tool ? `${prompt.title}: ${prompt.tool}` : prompt.title)];
+  if (prompt.grant) lines.push(...prompt.grant.split('\n').map((line) => style.bold(line)));
+  lines.push(prompt.summary);
   if (prompt.reason) lines.push(`Reason: ${prompt.reason}`);
   if (prompt.args !== undefined) lines.push(...argumentLines(prompt.args));
   const minutes = Math.max(1, Math.round((prompt.expiresAt - now) / 60_000));
