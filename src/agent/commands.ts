@@ -213,27 +213,46 @@ export class CommandHandler {
       : `Policy for ${tool} set to "${action}" ${where}; here it is now: ${how}.`;
   }
 
-  /** Lists, shows, cancels or retries jobs: people their own; admins of a chat every job created in its scope. */
+  /**
+   * Lists, shows, cancels or retries jobs. People see their own; admins of a
+   * group those created in its scope; DM jobs stay their owner's (and the bot
+   * owners'). Only the owner retries: a retry runs with the owner's grants.
+   */
   private async jobs(event: InboundCommand, parsed: ParsedCommand): Promise<string | { text: string; private: boolean }> {
     const userId = qualifiedUserId(event.chat.channel, event.sender.id);
-    const admin = await this.authority.isChatAdmin(event.chat, event.sender.id);
-    const visible = (job: JobRecord) => job.owner === userId || (admin && job.origin.scope === event.chat.scope);
+    const visible = await this.backgroundVisibility(event);
     if ((parsed.sub ?? 'list') === 'list') {
-      const jobs = (await this.services.jobs.list(admin ? { scope: event.chat.scope } : { owner: userId })).filter(visible).slice(0, 20);
+      const jobs = (await this.services.jobs.list(visible.wide ? { scope: event.chat.scope } : { owner: userId })).filter(visible.sees).slice(0, 20);
       if (!jobs.length) return 'No jobs here. Ask me to do something in the background and I will start one.';
       return `Jobs:\n${jobs.map((job) => `• ${jobStatusLine(job)}${job.owner === userId ? '' : ` (${job.ownerName})`}`).join('\n')}`;
     }
     const id = String(parsed.args.id).trim();
     const job = await this.services.jobs.get(id);
-    if (!job || !visible(job)) return { text: `There is no job ${id} of yours here. /jobs lists them.`, private: true };
+    if (!job || !visible.sees(job)) return { text: `There is no job ${id} of yours here. /jobs lists them.`, private: true };
     switch (parsed.sub) {
       case 'show':
         return [jobStatusLine(job), `Goal: ${job.goal}`, `Tools without asking: ${job.tools.join(', ') || 'none'}`, ...(job.result ? [`Result: ${job.result}`] : [])].join('\n');
       case 'cancel':
         return (await this.host.jobs().cancel(id, event.sender.name)).message;
       default:
+        if (job.owner !== userId) return { text: `Only ${job.ownerName} can retry job ${id}: a retry runs with the grants of the person whose job it is.`, private: true };
         return (await this.host.jobs().retry(id)).message;
     }
+  }
+
+  /**
+   * Which jobs and routines the sender may see and manage here: their own;
+   * as an admin of this group, those created in its scope; as a bot owner,
+   * every one. Those created in a DM are private to their owner otherwise.
+   */
+  private async backgroundVisibility(event: InboundCommand): Promise<{ wide: boolean; sees(entry: { owner: string; origin: { kind: 'dm' | 'group'; scope: string } }): boolean }> {
+    const userId = qualifiedUserId(event.chat.channel, event.sender.id);
+    const botOwner = this.authority.isOwner(event.chat.channel, event.sender.id);
+    const groupAdmin = event.chat.kind === 'group' && (await this.authority.isChatAdmin(event.chat, event.sender.id));
+    return {
+      wide: botOwner || groupAdmin,
+      sees: (entry) => entry.owner === userId || botOwner || (groupAdmin && entry.origin.kind === 'group' && entry.origin.scope === event.chat.scope),
+    };
   }
 
   /** Each MCP server's state, transport, tool count and last error. */
@@ -247,20 +266,26 @@ export class CommandHandler {
     return `MCP servers:\n${lines.join('\n')}`;
   }
 
-  /** Lists, pauses, resumes, deletes or runs routines: people their own; admins of a chat those created in its scope. */
+  /**
+   * Lists, pauses, resumes, deletes or runs routines, seen as jobs are (see
+   * {@link backgroundVisibility}). Only the owner resumes or runs one: its
+   * firings run with the owner's grants.
+   */
   private async routines(event: InboundCommand, parsed: ParsedCommand): Promise<string | { text: string; private: boolean }> {
     const userId = qualifiedUserId(event.chat.channel, event.sender.id);
-    const admin = await this.authority.isChatAdmin(event.chat, event.sender.id);
     const scheduler = this.host.routines();
-    const visible = (routine: Routine) => routine.owner === userId || (admin && routine.origin.scope === event.chat.scope);
+    const visible = await this.backgroundVisibility(event);
     if ((parsed.sub ?? 'list') === 'list') {
-      const routines = (await this.services.routines.list(admin ? { scope: event.chat.scope } : { owner: userId })).filter(visible).slice(0, 30);
+      const routines = (await this.services.routines.list(visible.wide ? { scope: event.chat.scope } : { owner: userId })).filter(visible.sees).slice(0, 30);
       if (!routines.length) return 'No routines here. Ask me for a reminder or for something to do on a schedule.';
       return `Routines:\n${routines.map((routine) => `• ${scheduler.describe(routine)}`).join('\n')}`;
     }
     const id = String(parsed.args.id).trim();
     const routine = await this.services.routines.get(id);
-    if (!routine || !visible(routine)) return { text: `There is no routine ${id} of yours here. /routines lists them.`, private: true };
+    if (!routine || !visible.sees(routine)) return { text: `There is no routine ${id} of yours here. /routines lists them.`, private: true };
+    if ((parsed.sub === 'resume' || parsed.sub === 'run') && routine.owner !== userId) {
+      return { text: `Only ${routine.ownerName} can ${parsed.sub} routine ${id}: its firings run with the grants of the person whose routine it is.`, private: true };
+    }
     switch (parsed.sub) {
       case 'pause':
         await scheduler.pause(id);

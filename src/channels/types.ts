@@ -305,6 +305,13 @@ export interface Channel {
   isAdmin?(chat: ChatInfo, userId: string): Promise<boolean>;
   /** Whether the channel is connected and receiving now; a channel without it counts as ready. */
   health?(): ChannelHealth;
+  /**
+   * Whether the person may still use the bot in this chat: the allowlists
+   * admit them and, where the platform tells, they are still in the group.
+   * Background work asks before each firing and step, so that revoked access
+   * ends it. A channel without it admits everyone it once admitted.
+   */
+  admits?(chat: ChatInfo, userId: string): Promise<boolean>;
 }
 
 /** The thread key of a chat: `channel:chat[:sub]`. */

@@ -16,6 +16,7 @@ import type { CallResult, ToolContext } from '../tools/types.js';
 import type { LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
 import { completionSignal } from './completion.js';
 import { finishStep, journalStep, type JobRecord } from './job.js';
+import { accessLost } from './owner-access.js';
 
 /** A call the job may not run on its own, waiting for its owner. */
 export interface JobApprovalNeed {
@@ -35,6 +36,8 @@ export interface JobRunControl {
   activity(what: string): void;
   /** Whether calls outside the allowed tools may ask the owner (`jobs.askOwner`). */
   askOwner: boolean;
+  /** Whether the owner may still use the bot where the job was created (asked before each step). */
+  ownerAdmitted(): Promise<boolean>;
 }
 
 /**
@@ -100,6 +103,7 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
   }
 
   async beforeLlmCall(ctx: LoopContext, iteration: number): Promise<LoopOutcome<JobApprovalNeed> | undefined> {
+    if (!(await this.control.ownerAdmitted())) return { type: 'failure', reason: accessLost(this.job.ownerName) };
     const limit = this.services.config.agent.dailyCostLimitUsd;
     if (limit > 0 && (await this.services.usage.userToday(this.job.owner)).costUsd >= limit) {
       return { type: 'failure', reason: `${this.job.ownerName} reached today's usage limit ($${limit.toFixed(2)})` };

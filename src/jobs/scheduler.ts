@@ -30,6 +30,7 @@ import { toolResult } from '../llm/call-ids.js';
 import type { JobStore } from './job-store.js';
 import { InProcessEngine, type JobEngine } from './engine.js';
 import { JobProgress } from './progress.js';
+import { accessLost, ownerAdmitted } from './owner-access.js';
 
 /** Why a worker was stopped. */
 type StopReason = 'cancel' | 'timeout' | 'shutdown';
@@ -218,6 +219,7 @@ export class JobScheduler {
     const ticker = setInterval(() => void progress.update(job), 5_000);
     ticker.unref();
     try {
+      if (!(await ownerAdmitted(this.services.outbox, job.owner, job.origin))) return await this.end(job, 'failed', accessLost(job.ownerName));
       if (job.plan && job.planState !== 'abandoned' && job.planState !== 'done') {
         const planned = await this.runPlanned(job, abort.signal, progress);
         if (planned.kind === 'done') return await this.end(job, 'completed', planned.report);
@@ -355,6 +357,7 @@ export class JobScheduler {
     return {
       signal,
       askOwner: this.config.askOwner,
+      ownerAdmitted: () => ownerAdmitted(this.services.outbox, job.owner, job.origin),
       takeMessages: async () => {
         // The store is the job's mailbox: `message` writes there, each step takes what arrived.
         const stored = await this.jobs.get(job.id);

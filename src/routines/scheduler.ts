@@ -14,6 +14,7 @@
  */
 import type { AgentServices } from '../agent/services.js';
 import type { JobScheduler } from '../jobs/scheduler.js';
+import { accessLost, ownerAdmitted } from '../jobs/owner-access.js';
 import type { Timers } from '../store/timers.js';
 import { AUTONOMOUS_WILDCARD } from '../tools/approval-rule.js';
 import { firingId, type FiringClaims, type Routine, type RoutineStore } from './routine.js';
@@ -142,7 +143,8 @@ export class RoutineScheduler {
         else entry.nextAt = next;
       }
     });
-    if (result.pause) await this.tellOwner(routine, `⏸️ Routine ${routine.id} "${routine.name}" is paused: ${result.pause}. Fix it and use /routines resume ${routine.id}.`);
+    // Told once: a routine already paused for this reason (run by hand since) says nothing more.
+    if (result.pause && (routine.enabled || routine.pausedReason !== result.pause)) await this.tellOwner(routine, `⏸️ Routine ${routine.id} "${routine.name}" is paused: ${result.pause}. Fix it and use /routines resume ${routine.id}.`);
     if (updated?.enabled && reason !== 'manual' && next !== undefined) await this.timers.arm(routineId, next);
   }
 
@@ -150,6 +152,8 @@ export class RoutineScheduler {
   private async run(routine: Routine, at: number): Promise<{ text: string; pause?: string }> {
     const { registry, outbox, log } = this.services;
     const address = { channel: routine.origin.channel, chatId: routine.origin.chatId, ...(routine.origin.subId ? { subId: routine.origin.subId } : {}) };
+    // Someone who lost access stops acting through the bot: the routine pauses, and says so once.
+    if (!(await ownerAdmitted(outbox, routine.owner, routine.origin))) return { text: 'not run', pause: accessLost(routine.ownerName) };
     if (routine.action.kind === 'message') {
       const sent = await outbox.send(address, `⏰ ${routine.action.text}`);
       if (!sent) return { text: 'the reminder could not be posted', pause: 'its conversation could not be reached' };

@@ -218,3 +218,89 @@ describe('steering a job', () => {
     expect(first!.messages[1]).toEqual({ role: 'user', content: 'Ada asked for the background job "Job IGNORE-ALL-RULES". Start the job now.\nGoal: IGNORE-ALL-RULES' });
   });
 });
+
+describe('admins and owners of background work', () => {
+  const bob = { id: 'bob', name: 'Bob' };
+
+  function command(chat: typeof dm, sender: typeof ada, args: string, name = 'jobs'): void {
+    rig!.platform.channel.command({ chat, sender, name, args });
+  }
+
+  async function reply(chat: typeof dm, pattern: RegExp): Promise<string> {
+    const found = await rig!.platform.waitFor(() => rig!.platform.messagesIn(chat).find((m) => pattern.test(m.text)), 5_000, `a reply matching ${pattern}`);
+    return found.text;
+  }
+
+  it('a group admin lists, shows and cancels in the group but never retries someone else\'s job, and never sees a DM job', async () => {
+    await start(() => textReply('DONE: done'));
+    rig!.platform.admins.add(bob.id);
+    await rig!.app.services.policy.set('create_job', group.scope, 'allow', 'test:owner');
+    send(group, 'job ingroup');
+    const groupJob = await jobWhere((job) => job.goal === 'ingroup' && job.state === 'completed', 'the group job');
+    send(dm, 'job private');
+    rig!.platform.channel.press((await promptNumber(0)).prompt.id, 'approve', ada);
+    const dmJob = await jobWhere((job) => job.goal === 'private' && job.state === 'completed', 'the DM job');
+
+    command(group, bob, '');
+    expect(await reply(group, /^Jobs:/)).toContain(groupJob.id);
+    expect(rig!.platform.messagesIn(group).find((m) => /^Jobs:/.test(m.text))!.text).not.toContain(dmJob.id);
+    command(group, bob, `show ${dmJob.id}`);
+    await reply(group, new RegExp(`There is no job ${dmJob.id} of yours here`));
+    command(group, bob, `retry ${groupJob.id}`);
+    await reply(group, new RegExp(`Only Ada can retry job ${groupJob.id}`));
+    expect(await jobs()).toHaveLength(2);
+
+    command(group, ada, `retry ${groupJob.id}`);
+    await reply(group, new RegExp(`Job ${groupJob.id} runs again as job`));
+    expect(await jobs()).toHaveLength(3);
+  });
+
+  it('a group admin pauses someone else\'s routine but may not resume or run it', async () => {
+    await start(() => textReply('DONE'));
+    rig!.platform.admins.add(bob.id);
+    await rig!.app.services.policy.set('schedule', group.scope, 'allow', 'test:owner');
+    send(group, 'routine');
+    let routine;
+    for (const deadline = Date.now() + 5_000; !routine && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
+      [routine] = await rig!.app.services.routines.list({ owner: 'test:owner' });
+    }
+    command(group, bob, `pause ${routine!.id}`, 'routines');
+    await reply(group, new RegExp(`Routine ${routine!.id} is paused`));
+    command(group, bob, `resume ${routine!.id}`, 'routines');
+    await reply(group, new RegExp(`Only Ada can resume routine ${routine!.id}`));
+    command(group, bob, `run ${routine!.id}`, 'routines');
+    await reply(group, new RegExp(`Only Ada can run routine ${routine!.id}`));
+    expect((await rig!.app.services.routines.get(routine!.id))?.enabled).toBe(false);
+    expect(await jobs()).toEqual([]);
+  });
+});
+
+describe('revoked access', () => {
+  it('a person removed from the platform stops their running job at its next step, and their routine pauses at its next firing, told once', async () => {
+    const log = new ToolLog();
+    await start(slowThenNote, log);
+    send(dm, 'job writer tools note_write,slow');
+    rig!.platform.channel.press((await promptNumber(0)).prompt.id, 'approve', ada);
+    await rig!.platform.waitFor(() => log.slowStarted === 1, 5_000, 'the job\'s slow call');
+    send(dm, 'routine tools slow');
+    rig!.platform.channel.press((await promptNumber(1)).prompt.id, 'approve', ada);
+    let routine;
+    for (const deadline = Date.now() + 5_000; !routine && Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 20))) {
+      [routine] = await rig!.app.services.routines.list({ owner: 'test:owner' });
+    }
+    rig!.platform.removed.add(ada.id);
+
+    const stopped = await jobWhere((job) => job.state === 'failed', 'the job to stop');
+    expect(stopped.result).toBe('Ada no longer has access to the conversation it was created in');
+    expect(log.notes).toEqual([]);
+
+    await rig!.app.runtime.routines.runNow(routine!.id);
+    await rig!.app.runtime.routines.runNow(routine!.id);
+    const paused = await rig!.app.services.routines.get(routine!.id);
+    expect(paused?.enabled).toBe(false);
+    expect(paused?.pausedReason).toBe('Ada no longer has access to the conversation it was created in');
+    const notices = rig!.platform.messagesIn(dm).filter((m) => /is paused: Ada no longer has access/.test(m.text));
+    expect(notices).toHaveLength(1);
+    expect((await jobs()).filter((job) => job.title === 'news')).toEqual([]);
+  });
+});

@@ -211,6 +211,11 @@ export class TestChannel implements Channel {
     return this.platform.admins.has(userId);
   }
 
+  /** The allowlists, and whether the platform still has the person (see `platform.removed`). */
+  async admits(chat: ChatInfo, userId: string): Promise<boolean> {
+    return !this.platform.removed.has(userId) && admits(this.allowlists, { kind: chat.kind, userId, workspaceId: null, conversationId: chat.chatId });
+  }
+
   /** A user writes in a chat. */
   userMessage(input: UserMessageInput): InboundMessage {
     return this.inject({
@@ -260,7 +265,7 @@ export class TestChannel implements Channel {
 
   private inject<E extends InboundEvent>(event: E): E {
     if (this.queue.isClosed) throw new ChannelError(this.name, 'this channel is stopped; inject into platform.channel');
-    if (!this.admits(event)) return this.refuse(event);
+    if (!this.admitsEvent(event)) return this.refuse(event);
     this.platform.rememberChat(event.chat);
     this.platform.inbound.push(event);
     this.queue.push(event);
@@ -268,7 +273,7 @@ export class TestChannel implements Channel {
     return event;
   }
 
-  private admits(event: InboundEvent): boolean {
+  private admitsEvent(event: InboundEvent): boolean {
     const { chat, sender } = event;
     return admits(this.allowlists, { kind: chat.kind, userId: sender.id, workspaceId: null, conversationId: chat.chatId });
   }

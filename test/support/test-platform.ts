@@ -103,6 +103,8 @@ export class PlatformState {
   readonly name: string;
   readonly capabilities: ChannelCapabilities;
   readonly admins: Set<string>;
+  /** Users the platform no longer has in its chats (left, removed, or taken off an allowlist). */
+  readonly removed = new Set<string>();
   latencyMs: number;
   /** Every bot message part, oldest first (approval prompts are in `approvals`). */
   readonly sent: SentRecord[] = [];

@@ -31,7 +31,8 @@ import type {
   SentMessage,
 } from '../types.js';
 import { isGuildAdmin } from './admin.js';
-import { discordAllowlists } from './access.js';
+import { discordAllowlists, isAllowed } from './access.js';
+import { guildIdOfScope } from './chat.js';
 import { approvalButtons } from './approvals.js';
 import { createDiscordClient, type DiscordConfig } from './client.js';
 import { buildSlashCommands, registerCommands, type SlashCommand } from './commands.js';
@@ -170,6 +171,12 @@ export class DiscordChannel implements Channel {
   /** Administrator or Manage Server in the chat's guild; false in DMs. */
   isAdmin(chat: ChatInfo, userId: string): Promise<boolean> {
     return isGuildAdmin(this.client, chat, userId, this.log, this.election !== undefined);
+  }
+
+  /** Whether the allowlists still admit the person in this chat. */
+  async admits(chat: ChatInfo, userId: string): Promise<boolean> {
+    const guildId = chat.kind === 'group' ? (guildIdOfScope(chat.scope) ?? null) : null;
+    return isAllowed(this.allowlists, { userId, guildId, channelId: chat.chatId });
   }
 
   /**

@@ -26,7 +26,7 @@ import type {
   SendOptions,
   SentMessage,
 } from '../types.js';
-import { slackAllowlists } from './access.js';
+import { isAllowed, slackAllowlists } from './access.js';
 import { ApprovalPressIntake } from './approval-press.js';
 import { SECTION_TEXT_LIMIT } from './blocks.js';
 import { boltLogger } from './bolt-logger.js';
@@ -177,6 +177,12 @@ export class SlackChannel implements Channel {
   async isAdmin(chat: ChatInfo, userId: string): Promise<boolean> {
     if (chat.kind === 'dm') return false;
     return this.directory.isAdmin(userId);
+  }
+
+  /** Whether the allowlists still admit the person in this chat. */
+  async admits(chat: ChatInfo, userId: string): Promise<boolean> {
+    const teamId = /^slack:team:(.+)$/.exec(chat.scope)?.[1];
+    return isAllowed({ ...this.config, owners: this.options.owners }, { channelId: chat.chatId, userId, isDm: chat.kind === 'dm', ...(teamId ? { teamId } : {}) });
   }
 
   private register(connection: SlackConnection): void {

@@ -206,6 +206,12 @@ export class TelegramChannel implements Channel {
     return this.admins.isAdmin(chat, userId);
   }
 
+  /** The allowlists, and in a group whether Telegram still counts the person as a member. */
+  async admits(chat: ChatInfo, userId: string): Promise<boolean> {
+    if (!this.access.allows(chat.kind, chat.chatId, userId)) return false;
+    return chat.kind === 'dm' || this.admins.isMember(chat, userId);
+  }
+
   /**
    * Webhook: ready while the server listens. Polling: ready while a long poll
    * completes within its timeout plus the grace, and on a standby instance
