@@ -20,8 +20,8 @@ import { HeldModel } from '../support/app-rig.js';
 import { LIMIT_MESSAGE, SIXTY_CENT_CALLS, sixtyCentEcho } from '../support/priced-model.js';
 import { TestPlatform, testDm, testGroup, type TestChannel } from '../support/test-channel.js';
 
-/** Database 7 of the test Redis: this suite's own, emptied before each test. */
-const { available, skip, url: redisUrl } = testRedisDb(7);
+/** Database 3 of the test Redis: this suite's own, emptied before each test. */
+const { available, skip, url: redisUrl } = testRedisDb(3);
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
