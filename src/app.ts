@@ -13,6 +13,7 @@ import { Runtime } from './agent/runtime.js';
 import { TurnJournal } from './agent/turn-journal.js';
 import type { AgentServices } from './agent/services.js';
 import { UsageLedger } from './agent/usage.js';
+import { bookingTtlMs, LocalCostBudget } from './agent/budget.js';
 import type { Channel, ChannelDeps } from './channels/types.js';
 import type { Config } from './config/schema.js';
 import { PINCER_VERSION } from './cli/version.js';
@@ -23,6 +24,7 @@ import { isRedisUrl } from './store/url.js';
 import { ClusterMembers } from './cluster/members.js';
 import { ClusterNode, instanceIdOf } from './cluster/node.js';
 import { RedisRateLimiter, RedisSharedBudget } from './cluster/rate-limits.js';
+import { RedisCostBudget } from './cluster/cost-budget.js';
 import { RedisElection } from './cluster/redis-election.js';
 import { RedisThreadStorage } from './cluster/thread-storage.js';
 import { ClusterThreads } from './cluster/threads.js';
@@ -157,6 +159,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const channelMap = new Map(channels.map((channel) => [channel.name, channel]));
   const events = new AgentEvents(log);
   const outbox = new Outbox(channelMap, (text) => redactor.redact(text), log, events, new DeliveryLog(store, log));
+  const usage = new UsageLedger(store);
+  // The daily cost limit is booked where every instance sees it: in Redis when several may share the store.
+  const [limit, ttl] = [config.agent.dailyCostLimitUsd, bookingTtlMs(config.llm)];
+  const budget = cluster ? new RedisCostBudget(cluster.node.redis, usage, limit, ttl) : new LocalCostBudget(usage, limit, ttl);
   const services: AgentServices = {
     config,
     log,
@@ -168,7 +174,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     policy,
     history: cluster ? new ThreadHistory(store, log, new RedisThreadStorage(cluster.node, cluster.threads, log, new KeyvThreadStorage(store, log))) : new ThreadHistory(store, log),
     approvals: new ApprovalBook(store),
-    usage: new UsageLedger(store),
+    usage,
+    budget,
     outbox,
     journal: new TurnJournal(store, log),
     events,

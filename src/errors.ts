@@ -75,3 +75,22 @@ export class StoreError extends Error {
     super(message, options);
   }
 }
+
+/**
+ * A person's daily cost limit leaves no room for a model call: what they spent
+ * today plus the calls of theirs still running reach `agent.dailyCostLimitUsd`.
+ * The call was not made.
+ */
+export class UsageLimitError extends Error {
+  override readonly name = 'UsageLimitError';
+  /**
+   * @param userId the qualified id of the person the call would count toward
+   * @param limitUsd the daily limit it would pass
+   */
+  constructor(
+    readonly userId: string,
+    readonly limitUsd: number,
+  ) {
+    super(`${userId} reached today's usage limit ($${limitUsd.toFixed(2)})`);
+  }
+}

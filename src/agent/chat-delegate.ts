@@ -27,6 +27,7 @@ import type { TurnCause, TurnEnd } from './events.js';
 import type { AgentServices } from './services.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { addUsage } from './usage.js';
+import { meteredProvider } from './metered-call.js';
 
 /** Result text of a call that did not start because the user wrote again. */
 export const SKIPPED_FOR_NEW_MESSAGE = 'Skipped: the user sent a new message before this call started. Read it first.';
@@ -117,10 +118,6 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     this.iterations = iteration;
     this.turn.iteration = iteration;
     const { config } = this.services;
-    const limit = config.agent.dailyCostLimitUsd;
-    if (limit > 0 && (await this.services.usage.userToday(this.turn.userId)).costUsd >= limit) {
-      return { type: 'failure', reason: 'cost_limit' satisfies ChatFailure };
-    }
     const max = config.agent.maxToolIterations;
     ctx.tools = await this.currentTools();
     if (iteration >= max) ctx.forceText = true;
@@ -156,7 +153,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
       presenter.beginReply();
       raw = await this.request(ctx);
     }
-    await this.recordUsage(raw);
+    addUsage(this.turn.record.usage, raw);
     // The rounds are judged on the calls the model made; the loop cleans the reply afterwards.
     return this.withinRounds(raw);
   }
@@ -258,51 +255,27 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     return this.services.models.providerFor(this.turn.record.model);
   }
 
+  /** The provider of this turn's model, its calls booked against the person's daily limit and counted as theirs. */
+  private metered(purpose: 'reply' | 'compaction'): LlmProvider {
+    return meteredProvider(this.services, this.provider(), { userId: this.turn.userId, thread: this.turn.record.key, purpose });
+  }
+
   private request(ctx: LoopContext): Promise<LlmResponse> {
     const { presenter, abort } = this.turn;
-    return this.observed('reply', () =>
-      this.provider().complete({
-        messages: ctx.messages,
-        ...(ctx.forceText || !ctx.tools.length ? {} : { tools: ctx.tools }),
-        signal: abort.signal,
-        ...(this.services.config.llm.stream ? { onTextDelta: (delta: string) => presenter.textDelta(delta) } : {}),
-      }),
-      (response) => response,
-    );
-  }
-
-  /** Runs a model request and reports it as a `model.request` event. */
-  private async observed<T>(purpose: 'reply' | 'compaction', request: () => Promise<T>, responseOf: (result: T) => LlmResponse | undefined): Promise<T> {
-    const { events } = this.services;
-    const started = Date.now();
-    const base = { thread: this.turn.record.key, model: this.provider().model, purpose };
-    try {
-      const result = await request();
-      // A compaction with nothing old enough to fold made no request.
-      const response = responseOf(result);
-      if (response) events.emit('model.request', { ...base, durationMs: Date.now() - started, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens, costUsd: response.costUsd });
-      return result;
-    } catch (error) {
-      const kind = error instanceof LlmError ? error.kind : 'other';
-      events.emit('model.request', { ...base, durationMs: Date.now() - started, inputTokens: 0, outputTokens: 0, error: kind });
-      throw error;
-    }
-  }
-
-  private async recordUsage(response: LlmResponse): Promise<void> {
-    addUsage(this.turn.record.usage, response);
-    await this.services.usage.record(this.turn.userId, response);
+    return this.metered('reply').complete({
+      messages: ctx.messages,
+      ...(ctx.forceText || !ctx.tools.length ? {} : { tools: ctx.tools }),
+      signal: abort.signal,
+      ...(this.services.config.llm.stream ? { onTextDelta: (delta: string) => presenter.textDelta(delta) } : {}),
+    });
   }
 
   private async compact(ctx: LoopContext, force = false): Promise<void> {
     const keep = this.services.config.agent.keepRecentMessages;
     const history = ctx.messages.slice(1);
-    const { messages: compacted, response } = await this.observed('compaction', () =>
-      compactHistory(history, this.provider(), { keep: force ? Math.min(keep, 4) : keep, signal: this.turn.abort.signal }),
-      (result) => result.response,
-    );
-    // The summary is a model call of this turn: it counts toward the person's usage and ceiling.
-    if (response) await this.recordUsage(response);
+    const { messages: compacted, response } = await compactHistory(history, this.metered('compaction'), { keep: force ? Math.min(keep, 4) : keep, signal: this.turn.abort.signal });
+    // The summary is a model call of this turn: it counts in the thread's usage too.
+    if (response) addUsage(this.turn.record.usage, response);
     if (compacted !== history) {
       this.services.log.info({ thread: this.turn.record.key, before: history.length, after: compacted.length }, 'history compacted');
       ctx.messages.splice(1, ctx.messages.length - 1, ...compacted);

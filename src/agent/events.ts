@@ -27,7 +27,8 @@ export interface AgentEventMap {
   'model.request': {
     thread: string;
     model: string;
-    purpose: 'reply' | 'compaction';
+    /** A chat reply, a summary of older turns, a job's step, its plan, or the check after a plan. */
+    purpose: 'reply' | 'compaction' | 'job_step' | 'planning' | 'completion_check';
     durationMs: number;
     inputTokens: number;
     outputTokens: number;

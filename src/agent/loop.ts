@@ -67,7 +67,7 @@ export interface BatchOutcome<P = unknown> {
 export interface LoopDelegate<P = unknown> {
   /** External signals: stop, or user messages to inject. */
   checkSignals?(ctx: LoopContext): Promise<LoopSignal> | LoopSignal;
-  /** Before each model call: refresh tools, enforce a cost ceiling, add a nudge. An outcome ends the loop. */
+  /** Before each model call: refresh tools, add a nudge. An outcome ends the loop. (The daily cost limit is the metered call's: see metered-call.ts.) */
   beforeLlmCall?(ctx: LoopContext, iteration: number): Promise<LoopOutcome<P> | undefined> | LoopOutcome<P> | undefined;
   /**
    * Calls the model and returns its reply as it came: the loop cleans it. Throws

@@ -20,6 +20,7 @@ import type { ModelCatalog } from '../llm/models.js';
 import type { Outbox } from './outbox.js';
 import type { TurnJournal } from './turn-journal.js';
 import type { UsageLedger } from './usage.js';
+import type { CostBudget } from './budget.js';
 
 /** Everything a turn or a command needs. */
 export interface AgentServices {
@@ -36,6 +37,8 @@ export interface AgentServices {
   history: ThreadHistory;
   approvals: ApprovalBook;
   usage: UsageLedger;
+  /** The daily cost limit: every model call books its estimated cost here first (see metered-call.ts). */
+  budget: CostBudget;
   outbox: Outbox;
   /** Threads with unfinished work, found again after a restart. */
   journal: TurnJournal;

@@ -4,12 +4,12 @@
  * message: the answer, a short honest note, or an approval prompt.
  */
 import type { InboundMessage } from '../channels/types.js';
-import { LlmError } from '../errors.js';
+import { LlmError, UsageLimitError } from '../errors.js';
 import { toolResult } from '../llm/call-ids.js';
 import type { ChatMessage } from '../llm/types.js';
 import { newApproval, type PendingApproval } from './approval-book.js';
 import type { ApprovalFlow, ApprovalResumption } from './approval-flow.js';
-import { ChatDelegate, type TurnState } from './chat-delegate.js';
+import { ChatDelegate, type ChatFailure, type TurnState } from './chat-delegate.js';
 import type { TurnPresenter } from './presenter.js';
 import type { OpenTurn, ThreadRecord } from './history.js';
 import { loopStoppedMessage, roundsExhaustedMessage } from './guards/notices.js';
@@ -197,8 +197,9 @@ export class TurnEngine {
       });
     } catch (error) {
       turn.record.messages = ctx.messages.slice(1);
-      await this.fail(turn, error);
-      return;
+      // A model call the daily limit had no room for: the person is told, as at any limit.
+      if (!(error instanceof UsageLimitError)) return this.fail(turn, error);
+      outcome = { type: 'failure', reason: 'cost_limit' satisfies ChatFailure };
     } finally {
       turn.record.lastIteration = delegate.iterationCount;
     }

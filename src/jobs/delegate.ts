@@ -11,6 +11,7 @@
 import { settleBatch } from '../agent/chat-delegate.js';
 import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from '../agent/loop.js';
 import type { AgentServices } from '../agent/services.js';
+import { meteredCall } from '../agent/metered-call.js';
 import { DEFAULT_AUTONOMOUS_DENYLIST } from '../tools/approval-rule.js';
 import type { CallResult, ToolContext } from '../tools/types.js';
 import type { LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
@@ -104,10 +105,6 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
 
   async beforeLlmCall(ctx: LoopContext, iteration: number): Promise<LoopOutcome<JobApprovalNeed> | undefined> {
     if (!(await this.control.ownerAdmitted())) return { type: 'failure', reason: accessLost(this.job.ownerName) };
-    const limit = this.services.config.agent.dailyCostLimitUsd;
-    if (limit > 0 && (await this.services.usage.userToday(this.job.owner)).costUsd >= limit) {
-      return { type: 'failure', reason: `${this.job.ownerName} reached today's usage limit ($${limit.toFixed(2)})` };
-    }
     ctx.tools = await this.currentTools();
     if (iteration >= this.job.maxIterations) ctx.forceText = true;
     ctx.messages[0] = { role: 'system', content: jobSystemPrompt(this.job, this.services.config.agent.name) };
@@ -117,14 +114,14 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
   async callLlm(ctx: LoopContext): Promise<LlmResponse> {
     this.control.activity('thinking');
     const step = journalStep(this.job, { kind: 'model', status: 'started' });
-    const response = await this.services.models.providerFor(undefined).complete({
-      messages: ctx.messages,
-      ...(ctx.forceText || !ctx.tools.length ? {} : { tools: ctx.tools }),
-      signal: this.control.signal,
-    });
+    // The owner pays for their job: its calls are booked against their daily limit and count as their usage.
+    const response = await meteredCall(
+      this.services,
+      this.services.models.providerFor(undefined),
+      { messages: ctx.messages, ...(ctx.forceText || !ctx.tools.length ? {} : { tools: ctx.tools }), signal: this.control.signal },
+      { userId: this.job.owner, thread: `job:${this.job.id}`, purpose: 'job_step', job: true },
+    );
     finishStep(this.job, step, 'done');
-    // The owner pays for their job: its calls count toward their usage and ceiling.
-    await this.services.usage.record(this.job.owner, response, { job: true });
     return response;
   }
 

@@ -7,6 +7,7 @@ import type { ApprovalResumption } from '../agent/approval-flow.js';
 import type { PendingApproval } from '../agent/approval-book.js';
 import { failureMessage } from '../agent/turn.js';
 import type { ChatInfo } from '../channels/types.js';
+import { UsageLimitError } from '../errors.js';
 import { unfinishedToolSteps, type JobRecord } from './job.js';
 
 /** What a tool result says about a call that a restart interrupted. */
@@ -71,6 +72,7 @@ export function stopText(reason: unknown): string {
 }
 
 /** Why a job failed, in the words a person reads (details stay in the logs). */
-export function jobFailure(error: unknown): string {
+export function jobFailure(error: unknown, job: JobRecord): string {
+  if (error instanceof UsageLimitError) return `${job.ownerName} reached today's usage limit ($${error.limitUsd.toFixed(2)})`;
   return failureMessage(error).replace(/^Sorry, /, '').replace(/\.$/, '');
 }

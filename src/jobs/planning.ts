@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import type { AgentServices } from '../agent/services.js';
+import { meteredCall } from '../agent/metered-call.js';
 import { readJsonAt } from '../llm/json-scan.js';
 import type { ChatMessage, LlmResponse, ToolDefinition } from '../llm/types.js';
 import type { ToolContext } from '../tools/types.js';
@@ -62,7 +63,8 @@ export interface PlanControl {
   tools: readonly ToolDefinition[];
   toolContext: ToolContext;
   signal: AbortSignal;
-  complete(messages: ChatMessage[]): Promise<LlmResponse>;
+  /** One model call of the job (`purpose` names it in the events and metrics). */
+  complete(messages: ChatMessage[], purpose: 'planning' | 'completion_check'): Promise<LlmResponse>;
   /** True when the owner sent a message: the plan is abandoned. */
   hasMessages(): Promise<boolean>;
   save(): Promise<void>;
@@ -81,7 +83,7 @@ export async function runPlan(job: JobRecord, control: PlanControl): Promise<Pla
     const reply = await control.complete([
       { role: 'system', content: `You plan background jobs for ${job.ownerName}.` },
       { role: 'user', content: planningPrompt(job, control.tools) },
-    ]);
+    ], 'planning');
     const parsed = parsePlan(reply.content, control.tools);
     finishStep(job, step, parsed.ok ? 'done' : 'failed');
     if (!parsed.ok) {
@@ -118,7 +120,7 @@ export async function runPlan(job: JobRecord, control: PlanControl): Promise<Pla
   control.activity('checking the result');
   const check = journalStep(job, { kind: 'check', status: 'started' });
   job.messages.push({ role: 'user', content: COMPLETION_CHECK });
-  const reply = await control.complete(job.messages);
+  const reply = await control.complete(job.messages, 'completion_check');
   finishStep(job, check, 'done');
   job.messages.push({ role: 'assistant', content: reply.content });
   job.planState = 'done';
@@ -151,12 +153,9 @@ export async function runPlannedJob(job: JobRecord, services: AgentServices, con
     tools: await delegate.offeredTools(),
     toolContext: delegate.toolContext(),
     signal: control.signal,
-    complete: async (messages) => {
-      const response = await services.models.providerFor(undefined).complete({ messages: messages[0]?.role === 'system' ? messages : [system, ...messages], signal: control.signal });
-      // Planning and the completion check are the owner's calls too.
-      await services.usage.record(job.owner, response, { job: true });
-      return response;
-    },
+    // Planning and the completion check are the owner's calls too: booked against their limit, counted as theirs.
+    complete: (messages, purpose) =>
+      meteredCall(services, services.models.providerFor(undefined), { messages: messages[0]?.role === 'system' ? messages : [system, ...messages], signal: control.signal }, { userId: job.owner, thread: `job:${job.id}`, purpose, job: true }),
     hasMessages,
     save: () => control.save(),
     activity: (what) => control.activity(what),

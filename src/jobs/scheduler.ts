@@ -230,7 +230,7 @@ export class JobScheduler {
       const outcome = await this.runLoop(job, abort.signal, progress);
       await this.settle(job, outcome, abort.signal);
     } catch (error) {
-      await this.end(job, 'failed', abort.signal.aborted ? stopText(abort.signal.reason) : jobFailure(error));
+      await this.end(job, 'failed', abort.signal.aborted ? stopText(abort.signal.reason) : jobFailure(error, job));
     } finally {
       clearTimeout(timer);
       clearInterval(ticker);

@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config/schema.js';
 import { OpenAiProvider, type OpenAiProviderOptions } from './openai-provider.js';
-import { PriceTable } from './pricing.js';
+import { PriceTable, type ModelPrice } from './pricing.js';
 import type { LlmProvider } from './types.js';
 
 /** One model as `/model` lists it. */
@@ -84,6 +84,14 @@ export class ModelCatalog {
     );
     this.providers.set(choice.name, provider);
     return provider;
+  }
+
+  /**
+   * The price of a provider's model (`provider.model`): its `llm.models` entry's
+   * price when it has one, else the price table's; undefined when unknown.
+   */
+  priceOf(model: string): ModelPrice | undefined {
+    return this.choices.find((choice) => choice.model === model && choice.price)?.price ?? this.prices.priceOf(model);
   }
 
   /** The name a conversation runs on: its choice while configured, else the default. */

@@ -3,7 +3,7 @@
  * dollars per million tokens, extended or overridden by `llm.prices` in the config.
  * Local models have no price and cost 0.
  */
-import type { Usage } from './types.js';
+import type { LlmRequest, Usage } from './types.js';
 
 /** Price of a model in US dollars per million tokens (the shape of `llm.prices` entries). */
 export interface ModelPrice {
@@ -70,4 +70,33 @@ export function costFromPrice(price: ModelPrice, usage: Usage): number {
   const fresh = usage.inputTokens - cached;
   const dollars = fresh * price.input + cached * (price.cachedInput ?? price.input) + usage.outputTokens * price.output;
   return dollars / 1_000_000;
+}
+
+/**
+ * Characters per token assumed when a prompt is estimated before it is sent:
+ * fewer than the usual four of English prose, so that code, JSON and other
+ * languages are not underestimated.
+ */
+const CHARS_PER_TOKEN = 3;
+
+/** Tokens a message costs beyond its text (role, separators), as providers count them. */
+const TOKENS_PER_MESSAGE = 8;
+
+/**
+ * A conservative estimate, in US dollars, of what `request` will cost at
+ * `price` before it is sent: its prompt (messages and tool definitions, from
+ * their characters) at the input rate, plus the whole output allowance
+ * (`maxTokens`, or `defaultMaxTokens` when the request names none) at the
+ * output rate. 0 for a model without a price.
+ */
+export function estimateCost(price: ModelPrice | undefined, request: LlmRequest, defaultMaxTokens: number): number {
+  if (!price) return 0;
+  let chars = 0;
+  for (const message of request.messages) {
+    chars += message.content?.length ?? 0;
+    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) chars += call.name.length + call.arguments.length;
+  }
+  for (const tool of request.tools ?? []) chars += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
+  const inputTokens = Math.ceil(chars / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * request.messages.length;
+  return costFromPrice(price, { inputTokens, outputTokens: request.maxTokens ?? defaultMaxTokens, cachedTokens: 0 });
 }

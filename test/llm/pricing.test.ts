@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PriceTable, costFromPrice } from '../../src/llm/pricing.js';
+import { PriceTable, costFromPrice, estimateCost } from '../../src/llm/pricing.js';
 
 describe('PriceTable', () => {
   const table = new PriceTable({ 'gpt-4o': { input: 1, output: 1 }, 'qwen3:8b': { input: 0.1, output: 0.2 } });
@@ -30,5 +30,31 @@ describe('costFromPrice', () => {
     const usage = { inputTokens: 1_000_000, outputTokens: 500_000, cachedTokens: 400_000 };
     expect(costFromPrice({ input: 2, output: 8, cachedInput: 0.5 }, usage)).toBeCloseTo(1.2 + 0.2 + 4);
     expect(costFromPrice({ input: 2, output: 8 }, usage)).toBeCloseTo(2 + 4);
+  });
+});
+
+describe('estimateCost', () => {
+  const price = { input: 1, output: 10 };
+  const messages = [
+    { role: 'system' as const, content: 'x'.repeat(300) },
+    { role: 'user' as const, content: 'y'.repeat(600) },
+  ];
+
+  it('prices the prompt at three characters a token plus eight a message, and the whole output allowance', () => {
+    // (900 / 3 + 2 * 8) input tokens at $1 per million, 1,000 output tokens at $10 per million.
+    expect(estimateCost(price, { messages }, 1_000)).toBeCloseTo((316 + 10_000) / 1_000_000, 12);
+    expect(estimateCost(price, { messages, maxTokens: 100 }, 1_000)).toBeCloseTo((316 + 1_000) / 1_000_000, 12);
+  });
+
+  it('counts the tool definitions and the calls in the conversation', () => {
+    const tools = [{ name: 'calc', description: 'adds', parameters: { type: 'object' } }];
+    const withCall = [...messages, { role: 'assistant' as const, content: null, toolCalls: [{ id: 'c1', name: 'calc', arguments: '{"a":1}' }] }];
+    const base = estimateCost(price, { messages }, 0);
+    expect(estimateCost(price, { messages, tools }, 0)).toBeGreaterThan(base);
+    expect(estimateCost(price, { messages: withCall }, 0)).toBeGreaterThan(base);
+  });
+
+  it('is 0 for a model without a price', () => {
+    expect(estimateCost(undefined, { messages }, 1_000)).toBe(0);
   });
 });
