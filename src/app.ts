@@ -26,6 +26,7 @@ import { ClusterNode, instanceIdOf } from './cluster/node.js';
 import { RedisRateLimiter, RedisSharedBudget } from './cluster/rate-limits.js';
 import { RedisCostBudget } from './cluster/cost-budget.js';
 import { RedisElection } from './cluster/redis-election.js';
+import { RedisSettingsVersion } from './cluster/settings-version.js';
 import { RedisThreadStorage } from './cluster/thread-storage.js';
 import { ClusterThreads } from './cluster/threads.js';
 import { KeyvThreadStorage } from './agent/thread-log.js';
@@ -108,10 +109,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   for (const source of options.toolSources ?? []) registry.addSource(source);
   // On a Redis store this instance is one of possibly several: threads are shared through leases.
   const cluster = isRedisUrl(store.url) ? await joinCluster(config, store.url, log) : undefined;
-  const settingsChanged = cluster ? () => void cluster.node.publish({ type: 'settings' }).catch((error: unknown) => log.warn({ err: error }, 'cluster: a settings change was not announced')) : undefined;
-  const permissions = createPermissionStore(store, registry, settingsChanged);
+  // Each instance keeps policy and permissions in memory; on a shared store every read checks their version first.
+  const settingsVersion = cluster ? new RedisSettingsVersion(cluster.node, log) : undefined;
+  const permissions = createPermissionStore(store, registry, settingsVersion);
   const audit = createAuditLog(store, { log });
-  const policy = createPolicyStore({ store, catalog: registry, audit, onChange: settingsChanged });
+  const policy = createPolicyStore({ store, catalog: registry, audit, version: settingsVersion });
   cluster?.node.onMessage((message) => {
     if (message.type !== 'settings') return;
     policy.invalidate();

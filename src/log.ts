@@ -3,7 +3,7 @@
  * Credentials are redacted by key name and, through the shared redactor, by
  * value: whole, cut short or encoded, and the recognised secret kinds.
  */
-import { mkdirSync, openSync } from 'node:fs';
+import { chmodSync, fchmodSync, mkdirSync, openSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { destination, pino, type DestinationStream, type Logger } from 'pino';
 import { createRedactor, type Redactor } from './safety/secrets.js';
@@ -74,15 +74,25 @@ export interface LogFile {
   stream: NodeJS.WritableStream;
 }
 
+/** Modes of the log folder and of the files in it: log lines name users and chats. */
+export const LOG_MODES = { folder: 0o700, file: 0o600 } as const;
+
 /**
- * Opens `<dataDir>/logs/pincer.log` for appending (folder 0700, file 0600:
- * log lines name users and chats), for when the screen is the chat.
+ * Opens `<dataDir>/logs/pincer.log` for appending, for when the screen is the
+ * chat. The folder is made 0700 and its files 0600 at every start, also when
+ * they were there before with wider modes (mkdir and open only set the mode of
+ * what they create).
  */
 export function openLogFile(dataDir: string): LogFile {
   const folder = join(dataDir, 'logs');
-  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  mkdirSync(folder, { recursive: true, mode: LOG_MODES.folder });
+  chmodSync(folder, LOG_MODES.folder);
+  for (const entry of readdirSync(folder, { withFileTypes: true })) {
+    if (entry.isFile()) chmodSync(join(folder, entry.name), LOG_MODES.file);
+  }
   const path = join(folder, 'pincer.log');
-  const fd = openSync(path, 'a', 0o600);
+  const fd = openSync(path, 'a', LOG_MODES.file);
+  fchmodSync(fd, LOG_MODES.file);
   return { path, stream: destination({ fd, sync: true }) as unknown as NodeJS.WritableStream };
 }
 

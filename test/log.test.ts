@@ -1,6 +1,9 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
-import { createLogger } from '../src/log.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger, openLogFile } from '../src/log.js';
 
 const TOKEN = '7000001:AAF' + '0f1e2d3c4b5a69788796a5b4';
 
@@ -36,5 +39,29 @@ describe('createLogger', () => {
     expect(text).not.toContain(encodeURIComponent(TOKEN).slice(0, 8));
     expect(text).not.toContain(Buffer.from(TOKEN).toString('base64').slice(0, 8));
     expect(text).not.toContain(Buffer.from(`bot:${TOKEN}`).toString('base64').slice(8, 16));
+  });
+});
+
+describe('openLogFile', () => {
+  const dirs: string[] = [];
+  afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  const modeOf = (path: string) => statSync(path).mode & 0o777;
+
+  it('makes the log folder 0700 and its files 0600 at every start, also when they were there before with wider modes', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'pincer-log-'));
+    dirs.push(dataDir);
+    const folder = join(dataDir, 'logs');
+    mkdirSync(folder);
+    chmodSync(folder, 0o777);
+    for (const name of ['pincer.log', 'pincer.log.1']) {
+      writeFileSync(join(folder, name), 'an older line\n');
+      chmodSync(join(folder, name), 0o644);
+    }
+    const file = openLogFile(dataDir);
+    file.stream.end();
+    expect(modeOf(folder)).toBe(0o700);
+    expect(modeOf(file.path)).toBe(0o600);
+    expect(modeOf(join(folder, 'pincer.log.1'))).toBe(0o600);
   });
 });

@@ -26,6 +26,7 @@ import type { FinalizedReply } from './reasoning.js';
 import type { TurnCause, TurnEnd } from './events.js';
 import type { AgentServices } from './services.js';
 import { buildSystemPrompt } from './system-prompt.js';
+import { stillHeld } from './turn-stopped.js';
 import { addUsage } from './usage.js';
 import { meteredProvider } from './metered-call.js';
 
@@ -178,6 +179,8 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
   }
 
   async executeToolCalls(calls: ToolCall[], content: string, ctx: LoopContext): Promise<BatchOutcome<PendingApproval>> {
+    // The thread's lease lapsed: it is another instance's now, and none of these calls runs here.
+    if (!(await stillHeld(this.turn, this.services.history))) return { outcome: { type: 'stopped' }, allFailed: false, allSucceeded: false };
     ctx.messages.push({ role: 'assistant', content: content || null, toolCalls: calls });
     // A batch with side effects is journaled before any call runs: after a crash
     // its calls are reported to the model as interrupted instead of being run a
@@ -285,6 +288,8 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
   /** The tools offered now: recomputed only when an admin, the user or a tool source changed something. */
   private async currentTools(): Promise<ToolDefinition[]> {
     const { policy, permissions, pipeline, registry } = this.services;
+    // A change made on another instance moves the revisions here before the model is shown the tools.
+    await Promise.all([policy.refresh(), permissions.refresh()]);
     const revision = `${policy.revision()}:${permissions.revision()}:${registry.revision()}`;
     if (this.offered?.revision !== revision) {
       this.offered = { revision, tools: await pipeline.definitions(this.toolContext()), prompts: new Map() };

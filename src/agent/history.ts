@@ -215,6 +215,11 @@ export class ThreadHistory {
     });
   }
 
+  /** Whether this process may still act for the thread: its next tool batch or message (see ThreadStorage). */
+  holdsLease(key: string): Promise<boolean> {
+    return this.storage.holdsLease?.(key) ?? Promise.resolve(true);
+  }
+
   /** Resolves once the thread's background writes have been made. */
   async flushThread(key: string): Promise<void> {
     for (let pending = this.writes.get(key); pending; pending = this.writes.get(key)) await pending;

@@ -35,4 +35,11 @@ export interface ThreadStorage {
    * change until the returned promise settles. Writes of one thread do not overlap.
    */
   write(key: string, record: ThreadRecord, delta: ThreadDelta): Promise<void>;
+  /**
+   * Whether this process may still act for the thread (run its next tool
+   * batch, send its next message): where instances share the store, while this
+   * one's lease on the thread is current, asked of the store. A storage of one
+   * process has none: it always may.
+   */
+  holdsLease?(key: string): Promise<boolean>;
 }

@@ -18,7 +18,7 @@ import { userMessagesFor } from './inbound-format.js';
 import { runAgenticLoop, type LoopContext, type LoopOutcome } from './loop.js';
 import type { AgentServices } from './services.js';
 import { answerOptions, interruptedResults, openTurn, RESTART_NOTICE, SHUTDOWN_NOTICE } from './turn-restart.js';
-import { TurnStopped } from './turn-stopped.js';
+import { stillHeld, TurnStopped } from './turn-stopped.js';
 
 /** Tool results written when an approval ends without running its call. */
 export const APPROVAL_RESULTS = {
@@ -123,6 +123,10 @@ export class TurnEngine {
       remaining.length = 0;
     }
     while (remaining.length) {
+      if (!(await stillHeld(turn, this.services.history))) {
+        turn.presenter.close();
+        return;
+      }
       if (turn.abort.signal.aborted) {
         // Stopped while the approved call ran: the rest of the batch is cancelled, not asked.
         turn.outcome = 'stopped';
@@ -262,6 +266,11 @@ export class TurnEngine {
     // The send may wait for the platform's pacing: the runner awaits it outside
     // the turn slot, so other threads are not held up meanwhile.
     turn.delivery = (async () => {
+      // Not by an instance whose lease lapsed: the one that took the thread over sends it.
+      if (!(await stillHeld(turn, this.services.history))) {
+        turn.presenter.close();
+        return;
+      }
       const options = answerOptions(turn, record.key, open);
       await turn.presenter.finish(text, options);
       delete record.turn;

@@ -63,6 +63,8 @@ export interface LeaseHolder {
   holderOf(thread: string): string | undefined;
   /** Runs `write` under the thread's lease, taking it for the while when this instance does not hold it. */
   borrow<T>(thread: string, write: (holder: string) => Promise<T>): Promise<T>;
+  /** Whether this instance still holds the thread's lease, asked of Redis (one round trip). */
+  confirm(thread: string): Promise<boolean>;
 }
 
 /** {@link ThreadStorage} on the cluster's Redis, fenced by the thread's lease. */
@@ -101,6 +103,10 @@ export class RedisThreadStorage implements ThreadStorage {
     if (parsed.success) return parsed.data;
     this.log.error({ thread, reason: parsed.error.issues.slice(0, 3).map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ') }, 'cluster: a corrupt thread record was ignored');
     return undefined;
+  }
+
+  holdsLease(thread: string): Promise<boolean> {
+    return this.leases.confirm(thread);
   }
 
   async write(thread: string, record: ThreadRecord, delta: ThreadDelta): Promise<void> {

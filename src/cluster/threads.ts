@@ -256,9 +256,22 @@ export class ClusterThreads implements LeaseHolder {
     return Math.max(50, Math.floor(this.node.leaseTtlMs / 20));
   }
 
-  /** Whether this instance holds the thread. */
+  /** Whether this instance holds the thread, as far as it knows (see {@link confirm}). */
   holds(thread: string): boolean {
     return this.held.has(thread);
+  }
+
+  /**
+   * Whether this instance still holds the thread, asked of Redis: the lease is
+   * renewed when it does (the work about to start has a whole TTL ahead), and
+   * given up here as a lapsed one is when it does not (the turn stops).
+   */
+  async confirm(thread: string): Promise<boolean> {
+    const held = this.held.get(thread);
+    if (!held) return false;
+    if (await this.node.renew(held.lease)) return true;
+    this.lose(thread, held);
+    return false;
   }
 
   /** Stops taking threads and gives every held one back (their inboxes stay for the others). */
@@ -313,13 +326,17 @@ export class ClusterThreads implements LeaseHolder {
   private async renewAll(): Promise<void> {
     await Promise.all(
       [...this.held].map(async ([thread, held]) => {
-        if (await this.node.renew(held.lease)) return;
-        if (this.held.get(thread) !== held) return;
-        this.held.delete(thread);
-        this.log.warn({ thread }, 'cluster: a thread lease lapsed; another instance continues the thread');
-        this.host?.lost(thread);
+        if (!(await this.node.renew(held.lease))) this.lose(thread, held);
       }),
     );
+  }
+
+  /** The thread's lease lapsed: its work here stops, and another instance continues it. */
+  private lose(thread: string, held: Held): void {
+    if (this.held.get(thread) !== held) return;
+    this.held.delete(thread);
+    this.log.warn({ thread }, 'cluster: a thread lease lapsed; another instance continues the thread');
+    this.host?.lost(thread);
   }
 
   /** Takes the open threads no instance holds (their holder died or gave them back with work left). */

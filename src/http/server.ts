@@ -8,9 +8,10 @@
  *   (and while stopping).
  * - `GET /metrics`: Prometheus text (prom-client) of the agent's events: turns
  *   and their duration, model requests with errors, latency, tokens and cost,
- *   tool calls by tool and outcome, approvals by outcome, messages in and out
- *   by channel, queued messages, active threads, jobs by state; with several
- *   instances on Redis, the shared inboxes' depth and open threads.
+ *   tool calls by tool (a name no registered tool has counts as `unknown`) and
+ *   outcome, approvals by outcome, messages in and out by channel, queued
+ *   messages, active threads, jobs by state; with several instances on Redis,
+ *   the shared inboxes' depth and open threads.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +26,13 @@ import type { Store } from '../store/store.js';
 
 /** How long the store has to answer a readiness probe. */
 const STORE_PROBE_MS = 2_000;
+
+/**
+ * The tool label of a call to a name no registered tool has: such a name is
+ * whatever the model wrote, and as a label of its own it could add series
+ * without end or carry any text into the metrics.
+ */
+export const UNKNOWN_TOOL_LABEL = 'unknown';
 
 /** The metrics of a running bot, fed by its events. */
 export function createMetrics(services: AgentServices, runtime: Runtime): Registry {
@@ -105,8 +113,9 @@ export function createMetrics(services: AgentServices, runtime: Runtime): Regist
     if (event.costUsd) cost.inc(event.costUsd);
   });
   events.on('tool.call', (event) => {
-    tools.inc({ tool: event.tool, status: event.status });
-    toolSeconds.observe({ tool: event.tool }, event.durationMs / 1000);
+    const tool = services.registry.get(event.tool) ? event.tool : UNKNOWN_TOOL_LABEL;
+    tools.inc({ tool, status: event.status });
+    toolSeconds.observe({ tool }, event.durationMs / 1000);
   });
   events.on('approval', (event) => approvals.inc({ status: event.status }));
   events.on('message.in', (event) => inbound.inc({ channel: event.channel, type: event.type }));

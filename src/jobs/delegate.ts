@@ -165,6 +165,8 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
   /** Tools the owner could use in a DM, less those a job never runs. */
   private async currentTools(): Promise<ToolDefinition[]> {
     const { policy, permissions, pipeline, registry } = this.services;
+    // A change made on another instance moves the revisions here before the model is shown the tools.
+    await Promise.all([policy.refresh(), permissions.refresh()]);
     const revision = `${policy.revision()}:${permissions.revision()}:${registry.revision()}`;
     if (this.offered?.revision !== revision) {
       const dm = await pipeline.definitions({ userId: this.job.owner, scope: this.job.origin.scope, approval: { kind: 'chat', chatKind: 'dm' } });

@@ -1,10 +1,13 @@
 /**
  * Finding the configured credentials in text: whole, cut short (a streamed
- * preview can stop in the middle of one), percent-encoded, or base64 at any
- * byte alignment (standard and url-safe). Matching is literal: each form is
+ * preview can stop in the middle of one), percent-encoded, base64 at any byte
+ * alignment (standard and url-safe), hex, JSON `\u` escapes and HTML
+ * character references (decimal or hex). Matching is literal: each form is
  * looked up by its first characters with `indexOf`, then extended character by
  * character, so a scan costs a few linear passes whatever the text holds, and
- * nothing is compiled per call.
+ * nothing is compiled per call. The forms written with hex digits are matched
+ * whatever their case, against a copy of the text with its ASCII letters in
+ * lower case.
  */
 
 /** The shortest beginning of a credential that is hidden on its own: shorter ones say too little to be worth the false matches. */
@@ -30,33 +33,53 @@ export interface TextSpan {
 export class CredentialFinder {
   /** Forms grouped by the characters they must start with to count as a match. */
   private readonly byAnchor = new Map<string, string[]>();
+  /** The same for the forms matched whatever their case (kept in lower case). */
+  private readonly caselessByAnchor = new Map<string, string[]>();
 
   constructor(credentials: readonly string[]) {
-    const forms = new Set(credentials.filter((c) => c.length >= MIN_CREDENTIAL_CHARS).flatMap(credentialForms));
-    for (const form of forms) {
-      const anchor = form.slice(0, MIN_PREFIX_CHARS);
-      this.byAnchor.set(anchor, [...(this.byAnchor.get(anchor) ?? []), form]);
-    }
+    const kept = credentials.filter((c) => c.length >= MIN_CREDENTIAL_CHARS);
+    for (const form of new Set(kept.flatMap(credentialForms))) group(this.byAnchor, form, MIN_PREFIX_CHARS);
+    for (const form of kept.flatMap(escapedForms)) group(this.caselessByAnchor, form.text, form.anchor);
   }
 
   /** Whether there is anything to look for. */
   get empty(): boolean {
-    return this.byAnchor.size === 0;
+    return this.byAnchor.size === 0 && this.caselessByAnchor.size === 0;
   }
 
   /** The spans of `text` holding a credential or a beginning of one, unordered and possibly overlapping. */
   find(text: string): TextSpan[] {
-    const spans: TextSpan[] = [];
-    for (const [anchor, forms] of this.byAnchor) {
-      for (let at = text.indexOf(anchor); at !== -1; ) {
-        const end = at + Math.max(...forms.map((form) => matchLength(text, at, form, anchor.length)));
-        spans.push({ start: at, end });
-        // A later match that starts inside this one is cut by this span's marker, so it cannot show.
-        at = text.indexOf(anchor, end);
-      }
-    }
+    const spans = findForms(text, this.byAnchor);
+    if (this.caselessByAnchor.size) spans.push(...findForms(asciiLowerCase(text), this.caselessByAnchor));
     return spans;
   }
+}
+
+/** Files `form` under its first `anchor` characters. */
+function group(byAnchor: Map<string, string[]>, form: string, anchor: number): void {
+  const key = form.slice(0, anchor);
+  const forms = byAnchor.get(key);
+  if (!forms) byAnchor.set(key, [form]);
+  else if (!forms.includes(form)) forms.push(form);
+}
+
+/** The spans of `text` holding one of the forms, or a beginning of one at least as long as its anchor. */
+function findForms(text: string, byAnchor: ReadonlyMap<string, string[]>): TextSpan[] {
+  const spans: TextSpan[] = [];
+  for (const [anchor, forms] of byAnchor) {
+    for (let at = text.indexOf(anchor); at !== -1; ) {
+      const end = at + Math.max(...forms.map((form) => matchLength(text, at, form, anchor.length)));
+      spans.push({ start: at, end });
+      // A later match that starts inside this one is cut by this span's marker, so it cannot show.
+      at = text.indexOf(anchor, end);
+    }
+  }
+  return spans;
+}
+
+/** `text` with A-Z in lower case and every other character as it was: the same length, so spans stay in place. */
+function asciiLowerCase(text: string): string {
+  return text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
 }
 
 /** How many characters of `form` match `text` at `at`, knowing the first `known` do. */
@@ -93,4 +116,38 @@ function base64Forms(bytes: Buffer): string[] {
     forms.push(core, core.replace(/\+/g, '-').replace(/\//g, '_'));
   }
   return forms;
+}
+
+/** A form matched whatever its case, and the length of its shortest beginning hidden on its own. */
+export interface EscapedForm {
+  /** In lower case. */
+  text: string;
+  /** What encodes the credential's first {@link MIN_PREFIX_CHARS} characters (or all of it, when shorter). */
+  anchor: number;
+}
+
+/** How each character is written in one escaped form. */
+const ESCAPES: readonly ((char: string) => string)[] = [
+  // hex of the UTF-8 bytes
+  (char) => Buffer.from(char, 'utf8').toString('hex'),
+  // a JSON string escape per UTF-16 unit
+  (char) => Array.from({ length: char.length }, (_, i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''),
+  // HTML character references
+  (char) => `&#${char.codePointAt(0)!};`,
+  (char) => `&#x${char.codePointAt(0)!.toString(16)};`,
+];
+
+/**
+ * The ways a credential can appear written with hex digits or numeric
+ * character references: hex (`736b2d...` for `sk-...`), a JSON string whose
+ * characters are all escaped (`\u0073\u006b...`), and HTML references
+ * (`&#115;&#107;...`, `&#x73;&#x6b;...`). Each one's anchor encodes as much of
+ * the credential as a beginning of the credential itself needs to be hidden.
+ */
+export function escapedForms(credential: string): EscapedForm[] {
+  const chars = [...credential];
+  return ESCAPES.map((escape) => {
+    const parts = chars.map(escape);
+    return { text: parts.join('').toLowerCase(), anchor: parts.slice(0, MIN_PREFIX_CHARS).join('').length };
+  });
 }

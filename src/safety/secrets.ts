@@ -63,7 +63,9 @@ export interface Redactor {
 
 /**
  * Builds a redactor for the built-in secret kinds plus `extraSecrets` (the
- * configured credentials, matched literally).
+ * configured credentials, matched literally, and in the encoded forms a tool
+ * or the model may write them in: percent, base64, hex, JSON `\u` escapes,
+ * HTML character references). The forms are worked out here, once.
  *
  * @example
  * const redactor = createRedactor([config.telegram.token ?? '']);

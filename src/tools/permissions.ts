@@ -1,11 +1,14 @@
 /**
  * Users' own tool permissions: `alwaysAllow`, `askEachTime` or `disabled` per
  * (user, tool), persisted in the store. Unset permissions come from seeded
- * defaults: read-only tools are always allowed, everything else asks.
+ * defaults: read-only tools are always allowed, everything else asks. Reads
+ * come from memory; where instances share the store, every read first checks
+ * the shared version (settings-version.ts).
  */
 import { z } from 'zod';
 import type { Store } from '../store/store.js';
 import { staticRequirement } from './requirement.js';
+import { versionGate, type SettingsVersion } from './settings-version.js';
 import type { Permission, Tool } from './types.js';
 
 /** The tools a store needs to know about (the registry satisfies this). */
@@ -29,7 +32,7 @@ export type SetPermissionResult = { ok: true } | { ok: false; reason: Permission
 
 /** Reads and writes users' permissions. */
 export interface PermissionStore {
-  /** The user's permission for a tool: stored, or the seeded default. Cheap (cached). */
+  /** The user's permission for a tool: stored, or the seeded default. Cheap (cached while the settings' version stays the same). */
   get(userId: string, tool: string): Promise<Permission>;
   /** Every known tool plus any stored one, with the user's permission. */
   list(userId: string): Promise<PermissionEntry[]>;
@@ -39,6 +42,8 @@ export interface PermissionStore {
   reset(userId: string, tool: string): Promise<void>;
   /** A number that changes whenever any permission changes: lets callers cache what they derive from it. */
   revision(): number;
+  /** Checks the shared version: after it, {@link revision} has moved if another instance changed a permission. */
+  refresh(): Promise<void>;
   /** Drops what is cached (another instance changed a permission): the next read comes from the store. */
   invalidate(): void;
 }
@@ -56,12 +61,21 @@ export function seededPermission(tool: Tool | undefined): Permission {
   return tool.readOnly && staticRequirement(tool) !== 'always' ? 'alwaysAllow' : 'askEachTime';
 }
 
-/** Creates the permission store over `store`, knowing the tools through `catalog`. */
-export function createPermissionStore(store: Store, catalog: ToolCatalog, onChange?: () => void): PermissionStore {
+/**
+ * Creates the permission store over `store`, knowing the tools through
+ * `catalog`; `version` is the one shared with the other instances on the
+ * store (none in one process).
+ */
+export function createPermissionStore(store: Store, catalog: ToolCatalog, version?: SettingsVersion): PermissionStore {
   const records = store.namespace('tool-permissions', UserPermissionsSchema);
   const cache = new Map<string, Promise<UserPermissions>>();
   let revision = 0;
-  const load = (userId: string): Promise<UserPermissions> => {
+  const invalidate = () => {
+    cache.clear();
+    revision += 1;
+  };
+  const fresh = version && versionGate(version, invalidate);
+  const cached = (userId: string): Promise<UserPermissions> => {
     const hit = cache.get(userId);
     if (hit) return hit;
     const loading = records.get(userId).then((r) => r ?? { tools: {} });
@@ -69,6 +83,7 @@ export function createPermissionStore(store: Store, catalog: ToolCatalog, onChan
     remember(cache, userId, loading);
     return loading;
   };
+  const load = (userId: string): Promise<UserPermissions> => (fresh ? fresh().then(() => cached(userId)) : cached(userId));
   const write = async (userId: string, change: (tools: Record<string, Permission>) => void) => {
     cache.delete(userId);
     const next = await records.update(userId, (current) => {
@@ -78,7 +93,8 @@ export function createPermissionStore(store: Store, catalog: ToolCatalog, onChan
     });
     remember(cache, userId, Promise.resolve(next ?? { tools: {} }));
     revision += 1;
-    onChange?.();
+    // Counted before the user is told: from then on no instance decides by the old permission.
+    await version?.bump();
   };
   const effective = (stored: UserPermissions, tool: string): Permission =>
     stored.tools[tool] ?? seededPermission(catalog.get(tool)?.tool);
@@ -111,10 +127,8 @@ export function createPermissionStore(store: Store, catalog: ToolCatalog, onChan
       });
     },
     revision: () => revision,
-    invalidate() {
-      cache.clear();
-      revision += 1;
-    },
+    refresh: () => fresh?.() ?? Promise.resolve(),
+    invalidate,
   };
 }
 

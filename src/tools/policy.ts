@@ -2,12 +2,14 @@
  * Admin tool policy per scope: `allow`, `ask` or `disable` for a tool, either
  * everywhere (`global`) or in one guild, group or workspace. Read on every LLM
  * call, so reads come from memory; writes go to the store first, then refresh
- * the cache, and leave an audit record.
+ * the cache, and leave an audit record. Where instances share the store, every
+ * read first checks the shared version (settings-version.ts).
  */
 import { z } from 'zod';
 import type { Store } from '../store/store.js';
 import type { AuditLog } from './audit.js';
 import type { ToolCatalog } from './permissions.js';
+import { versionGate, type SettingsVersion } from './settings-version.js';
 import type { PolicyMode } from './types.js';
 
 /** The scope that applies everywhere unless a narrower scope says otherwise. */
@@ -40,7 +42,7 @@ export type PolicyChangeResult = { ok: true } | { ok: false; message: string };
 
 /** Reads and changes the admin policy. */
 export interface PolicyStore {
-  /** Scope setting if present, else the global one, else `allow`. Served from memory after the first read. */
+  /** Scope setting if present, else the global one, else `allow`. Served from memory while the settings' version stays the same. */
   effective(tool: string, scope: string): Promise<PolicyMode>;
   /** The effective policy with the level it comes from (an admin's setting for this scope, the global one, or none). */
   entry(tool: string, scope: string): Promise<PolicyEntry>;
@@ -52,6 +54,8 @@ export interface PolicyStore {
   reset(tool: string, scope: string, byUserId?: string): Promise<PolicyChangeResult>;
   /** A number that changes whenever any policy changes: lets callers cache what they derive from it. */
   revision(): number;
+  /** Checks the shared version: after it, {@link revision} has moved if another instance changed the policy. */
+  refresh(): Promise<void>;
   /** Drops what is cached (another instance changed the policy): the next read comes from the store. */
   invalidate(): void;
 }
@@ -62,8 +66,8 @@ export interface PolicyStoreDeps {
   catalog: ToolCatalog;
   audit: AuditLog;
   now?: () => number;
-  /** Called after each change is stored (other instances are told). */
-  onChange?: () => void;
+  /** The version shared with the other instances on the store; none in one process. */
+  version?: SettingsVersion;
 }
 
 /** True for `global` and for well-formed platform scopes. */
@@ -77,7 +81,12 @@ export function createPolicyStore(deps: PolicyStoreDeps): PolicyStore {
   const now = deps.now ?? Date.now;
   const cache = new Map<string, Promise<ScopePolicy>>();
   let revision = 0;
-  const load = (scope: string): Promise<ScopePolicy> => {
+  const invalidate = () => {
+    cache.clear();
+    revision += 1;
+  };
+  const fresh = deps.version && versionGate(deps.version, invalidate);
+  const cached = (scope: string): Promise<ScopePolicy> => {
     const hit = cache.get(scope);
     if (hit) return hit;
     const loading = records.get(scope).then((r) => r ?? { tools: {} });
@@ -85,6 +94,7 @@ export function createPolicyStore(deps: PolicyStoreDeps): PolicyStore {
     cache.set(scope, loading);
     return loading;
   };
+  const load = (scope: string): Promise<ScopePolicy> => (fresh ? fresh().then(() => cached(scope)) : cached(scope));
   const change = async (tool: string, scope: string, mode: PolicyMode | 'reset', by: string): Promise<PolicyChangeResult> => {
     const refusal = checkChange(tool, scope, mode, deps.catalog);
     if (refusal) return refusal;
@@ -98,7 +108,8 @@ export function createPolicyStore(deps: PolicyStoreDeps): PolicyStore {
     });
     cache.set(scope, Promise.resolve(next ?? { tools: {} }));
     revision += 1;
-    deps.onChange?.();
+    // Counted before the admin is told: from then on no instance decides by the old policy.
+    await deps.version?.bump();
     await deps.audit.record({ kind: 'policy', tool, scope, mode, by, at });
     return { ok: true };
   };
@@ -123,10 +134,8 @@ export function createPolicyStore(deps: PolicyStoreDeps): PolicyStore {
     set: (tool, scope, mode, byUserId) => change(tool, scope, mode, byUserId),
     reset: (tool, scope, byUserId = 'unknown') => change(tool, scope, 'reset', byUserId),
     revision: () => revision,
-    invalidate() {
-      cache.clear();
-      revision += 1;
-    },
+    refresh: () => fresh?.() ?? Promise.resolve(),
+    invalidate,
   };
 }
 

@@ -53,6 +53,24 @@ describe('the operations endpoint', () => {
     expect((await get(port, '/nope')).status).toBe(404);
   });
 
+  it('counts a call to a tool name the model made up under one fixed label, whatever the name', async () => {
+    const port = await freePort();
+    const invented = ['evil"} 1\npincer_fake_total{x="y', 'zz_made_up_tool_7f3a'];
+    rig = await startAppRig({
+      responder: (request) => (request.messages.at(-1)!.role === 'tool' ? textReply('done') : toolCallReply(invented.map((name) => ({ name, arguments: {} })))),
+      config: { http: { port } },
+    });
+    const chat = testDm(ada.id);
+    rig.platform.channel.userMessage({ chat, sender: ada, text: 'call them' });
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).some((m) => m.text === 'done'), 5_000, 'the answer');
+    await rig.app.runtime.idle();
+    const { body } = await get(port, '/metrics');
+    expect(body).toMatch(/pincer_tool_calls_total\{tool="unknown",status="error"\} 2/);
+    expect(body).not.toContain('pincer_fake_total');
+    expect(body).not.toContain('evil');
+    expect(body).not.toContain('zz_made_up_tool');
+  });
+
   it('says /readyz 503 with the reason while the bot is shutting down', async () => {
     const port = await freePort();
     const log = new ToolLog();

@@ -138,3 +138,55 @@ describe('createRedactor: configured credentials in part or encoded', () => {
     expect(leakedPrefixes(out, token)).toEqual([]);
   });
 });
+
+describe('createRedactor: configured credentials written with hex digits or character references', () => {
+  const secret = 'sk-abc123';
+  const redactor = createRedactor([secret]);
+  /** Each character of the secret written one way. */
+  const hexParts = [...secret].map((char) => Buffer.from(char).toString('hex'));
+  const unicodeParts = [...secret].map((char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const decimalParts = [...secret].map((char) => `&#${char.charCodeAt(0)};`);
+  const hexEntityParts = [...secret].map((char) => `&#x${char.charCodeAt(0).toString(16)};`);
+  const [hex, unicode, decimal, hexEntities] = [hexParts, unicodeParts, decimalParts, hexEntityParts].map((parts) => parts.join('')) as [string, string, string, string];
+
+  it('hides hex in lower or upper case', () => {
+    expect(hex).toBe('736b2d616263313233');
+    for (const form of [hex, hex.toUpperCase()]) expect(redactor.redact(`bytes: ${form}.`)).toBe(`bytes: ${REDACTED}.`);
+  });
+
+  it('hides a JSON string of \\u escapes, with hex digits in either case', () => {
+    expect(unicode.startsWith('\\u0073\\u006b')).toBe(true);
+    for (const form of [unicode, unicode.replace(/[a-f]/g, (digit) => digit.toUpperCase())]) {
+      expect(redactor.redact(`{"key":"${form}","n":1}`)).toBe(`{"key":"${REDACTED}","n":1}`);
+    }
+  });
+
+  it('hides HTML character references, decimal or hex', () => {
+    expect(decimal.startsWith('&#115;&#107;')).toBe(true);
+    for (const form of [decimal, hexEntities, hexEntities.toUpperCase()]) expect(redactor.redact(`<p>${form}</p>`)).toBe(`<p>${REDACTED}</p>`);
+  });
+
+  it('hides a beginning of these forms as long as the beginning of the credential that is hidden, and no shorter one', () => {
+    for (const parts of [hexParts, unicodeParts, decimalParts, hexEntityParts]) {
+      const eight = parts.slice(0, 8).join('');
+      expect(redactor.redact(`[${eight}]`)).toBe(`[${REDACTED}]`);
+      // Seven characters' worth says too little: escaped text that only starts the same way stays.
+      const seven = `${parts.slice(0, 7).join('')}${parts[0]}`;
+      expect(redactor.redact(`[${seven}]`)).toBe(`[${seven}]`);
+    }
+  });
+
+  it('leaves a credential shorter than the minimum alone in every form, as before', () => {
+    const short = createRedactor(['abcde']);
+    const forms = [Buffer.from('abcde').toString('hex'), '\\u0061\\u0062\\u0063\\u0064\\u0065', '&#97;&#98;&#99;&#100;&#101;'];
+    for (const form of forms) expect(short.redact(form)).toBe(form);
+  });
+
+  it('scans a megabyte of escaped text quickly', () => {
+    const hostile = `${unicode.slice(0, 8 * 6)}\\u0000`.repeat(20_000) + decimal.slice(0, 20).repeat(20_000);
+    const started = performance.now();
+    const out = redactor.redact(hostile);
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(out).not.toContain(unicode.slice(0, 8 * 6));
+  });
+});
