@@ -11,6 +11,7 @@ import { ApprovalFlow } from './approval-flow.js';
 import { CommandHandler } from './commands.js';
 import { textCommand } from './command-table.js';
 import { fromQueued, keepInInbox } from './inbox.js';
+import { keepAsGroupContext } from './inbound-format.js';
 import { InboundLimiter, queueFullText } from './inbound-limits.js';
 import { intakeShared } from './shared-intake.js';
 import { FairSemaphore } from './semaphore.js';
@@ -373,10 +374,7 @@ export class Runtime {
   private async keepAsContext(key: string, event: InboundMessage): Promise<void> {
     const keep = this.services.config.agent.groupContextMessages;
     if (keep === 0 || !event.text.trim()) return;
-    await this.services.history.update(key, event.chat, (record) => {
-      record.groupContext.push({ sender: event.sender.name, text: event.text.slice(0, 2000), at: event.receivedAt });
-      if (record.groupContext.length > keep) record.groupContext.splice(0, record.groupContext.length - keep);
-    });
+    await this.services.history.update(key, event.chat, (record) => keepAsGroupContext(record, [event], keep));
   }
 
   private async stopThread(key: string, byName: string): Promise<StopResult> {
