@@ -24,6 +24,7 @@ import { ClusterMembers } from './cluster/members.js';
 import { ClusterNode, instanceIdOf } from './cluster/node.js';
 import { RedisRateLimiter, RedisSharedBudget } from './cluster/rate-limits.js';
 import { RedisElection } from './cluster/redis-election.js';
+import { RedisSenderRate } from './cluster/sender-rate.js';
 import { RedisThreadStorage } from './cluster/thread-storage.js';
 import { ClusterThreads } from './cluster/threads.js';
 import { KeyvThreadStorage } from './agent/thread-log.js';
@@ -223,7 +224,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 /** Joins the instances on the Redis store at `url`. */
 async function joinCluster(config: Config, url: string, log: Logger): Promise<NonNullable<AgentServices['cluster']>> {
   const node = await ClusterNode.connect(url, instanceIdOf(config.cluster.instanceId), config.cluster.leaseTtlMs, log);
-  return { node, threads: new ClusterThreads(node, log) };
+  return { node, threads: new ClusterThreads(node, log), senderRate: new RedisSenderRate(node.redis, config.agent.userMessagesPerMinute) };
 }
 
 /** Factories for every channel whose credentials are configured. Platform libraries load only when used. */

@@ -113,6 +113,7 @@ export class Runtime {
     this.limiter = new InboundLimiter(agent.userMessagesPerMinute, agent.maxInboundChars);
     this.commands = new CommandHandler({
       services,
+      senderRate: services.cluster?.senderRate ?? this.limiter,
       channel: (name) => this.channels.get(name),
       stopThread: (key, by) => this.stopThread(key, by),
       threadIdle: async (key) => this.runners.get(key)?.idle(),
@@ -338,16 +339,17 @@ export class Runtime {
       return false;
     }
     const userId = qualifiedUserId(event.chat.channel, event.sender.id);
-    // Shared threads count the sender's rate in Redis, for all instances at once.
-    const limited = this.cluster ? this.limiter.checkSize(event.text) : this.limiter.check(userId, event.text);
+    const shared = this.services.cluster;
+    if (shared) {
+      // Durable first; every instance then hears of it, and the thread's holder (or the first free one) reads it.
+      // The sender's rate is counted in Redis, for all instances at once.
+      this.track(intakeShared(this.services, shared, event, userId, this.limiter.checkSize(event.text)?.refusal));
+      return true;
+    }
+    const limited = this.limiter.check(userId, event.text);
     if (limited) {
       if (limited.notify) this.track(this.services.outbox.send(event.chat, limited.refusal.text));
       return false;
-    }
-    if (this.cluster) {
-      // Durable first; every instance then hears of it, and the thread's holder (or the first free one) reads it.
-      this.track(intakeShared(this.services, this.cluster, event, userId));
-      return true;
     }
     const runner = this.runnerFor(key, event.chat);
     if (runner.queuedMessages >= this.services.config.agent.maxQueuedPerThread) {

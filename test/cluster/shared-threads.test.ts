@@ -158,6 +158,25 @@ describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, (
     expect(texts().filter((text) => text.includes('faster than 3 a minute'))).toHaveLength(1);
   }, 60_000);
 
+  it("counts commands and oversized messages on every instance against the same rate: the limit's replies and one notice", async () => {
+    const { platform, a, b } = await startPair(echoAll, { userMessagesPerMinute: 3, maxInboundChars: 100 });
+    const chat = testDm('user-8');
+    const sender = { id: 'user-8', name: 'Eight' };
+    const burst = ['first', '/help', 'x'.repeat(500), '/help', 'x'.repeat(500), '/tools', 'last'];
+    for (const [m, text] of burst.entries()) {
+      (m % 2 === 0 ? a : b).channel.userMessage({ chat, sender, text });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const texts = () => platform.messagesIn(chat).map((sent) => sent.text);
+    const notices = () => texts().filter((text) => text.includes('faster than 3 a minute'));
+    await waitFor(() => notices().length > 0 && texts().length >= 4, () => `three replies and a notice; got ${JSON.stringify(texts())}`);
+    await Promise.all([a.app.runtime.idle(), b.app.runtime.idle()]);
+    expect(texts()).toHaveLength(4);
+    expect(notices()).toHaveLength(1);
+    expect(texts().filter((text) => text.startsWith('echo:'))).toEqual(['echo: first']);
+    expect(texts().filter((text) => /characters long; the limit is 100/.test(text))).toHaveLength(1);
+  }, 60_000);
+
   it("limits the messages waiting in a conversation's shared inbox, whichever instance received them", async () => {
     const held = new HeldModel();
     const { platform, a, b } = await startPair(held.respond, { maxQueuedPerThread: 2 });
