@@ -111,7 +111,9 @@ export class CommandHandler {
       case 'stop': {
         const { hadWork, kept } = await this.host.stopThread(key, event.sender.name);
         if (kept && event.chat.kind === 'group') {
-          return `⏹️ Stopped. ${kept === 1 ? 'The message' : `The ${kept} messages`} sent meanwhile ${kept === 1 ? 'was' : 'were'} not answered; I keep ${kept === 1 ? 'it' : 'them'} as context for the next time I am addressed.`;
+          // Another person's message is never read as a request of the next turn: it stays as context only.
+          const context = this.services.config.agent.groupContextMessages > 0 ? `; I keep ${kept === 1 ? 'it' : 'them'} as context for the next time I am addressed` : '';
+          return `⏹️ Stopped. ${kept === 1 ? 'The message' : `The ${kept} messages`} sent meanwhile ${kept === 1 ? 'was' : 'were'} not answered${context}.`;
         }
         if (kept) return `⏹️ Stopped. I kept your ${kept === 1 ? 'message' : `${kept} messages`} sent meanwhile in the conversation; I will read ${kept === 1 ? 'it' : 'them'} with your next message.`;
         return hadWork ? '⏹️ Stopped.' : 'Nothing is running here.';

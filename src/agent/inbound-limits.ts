@@ -76,8 +76,8 @@ export class InboundLimiter implements SenderRate {
     const recent = (stored === undefined ? [] : typeof stored === 'number' ? [stored] : stored).filter((time) => now - time < WINDOW_MS);
     if (recent.length >= this.perMinute) {
       this.windows.set(userId, recent);
-      const lastWarned = this.warned.get(userId) ?? 0;
-      const notify = now - lastWarned > RATE_NOTICE_EVERY_MS;
+      const lastWarned = this.warned.get(userId);
+      const notify = lastWarned === undefined || now - lastWarned >= RATE_NOTICE_EVERY_MS;
       if (notify) this.warned.set(userId, now);
       return { refusal: rateRefusal(this.perMinute, WINDOW_MS - (now - recent[0]!)), notify };
     }
