@@ -341,8 +341,7 @@ export class Runtime {
     const userId = qualifiedUserId(event.chat.channel, event.sender.id);
     const shared = this.services.cluster;
     if (shared) {
-      // Durable first; every instance then hears of it, and the thread's holder (or the first free one) reads it.
-      // The sender's rate is counted in Redis, for all instances at once.
+      // Durable first, the sender's rate counted in Redis for all instances; the thread's holder (or the first free one) reads it.
       this.track(intakeShared(this.services, shared, event, userId, this.limiter.checkSize(event.text)?.refusal));
       return true;
     }
