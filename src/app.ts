@@ -26,6 +26,7 @@ import { ClusterNode, instanceIdOf } from './cluster/node.js';
 import { RedisRateLimiter, RedisSharedBudget } from './cluster/rate-limits.js';
 import { RedisCostBudget } from './cluster/cost-budget.js';
 import { RedisElection } from './cluster/redis-election.js';
+import { RedisSenderRate } from './cluster/sender-rate.js';
 import { RedisSettingsVersion } from './cluster/settings-version.js';
 import { RedisThreadStorage } from './cluster/thread-storage.js';
 import { ClusterThreads } from './cluster/threads.js';
@@ -234,7 +235,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 /** Joins the instances on the Redis store at `url`. */
 async function joinCluster(config: Config, url: string, log: Logger): Promise<NonNullable<AgentServices['cluster']>> {
   const node = await ClusterNode.connect(url, instanceIdOf(config.cluster.instanceId), config.cluster.leaseTtlMs, log);
-  return { node, threads: new ClusterThreads(node, log) };
+  return { node, threads: new ClusterThreads(node, log), senderRate: new RedisSenderRate(node.redis, config.agent.userMessagesPerMinute) };
 }
 
 /** Factories for every channel whose credentials are configured. Platform libraries load only when used. */

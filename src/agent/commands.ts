@@ -19,6 +19,7 @@ import type { RoutineScheduler } from '../routines/scheduler.js';
 import { zeroUsage } from './history.js';
 import type { AgentServices } from './services.js';
 import type { StopResult } from './thread-runner.js';
+import { withinRate, type SenderRate } from './inbound-limits.js';
 import { formatUsage } from './usage.js';
 
 export { canonicalCommand, COMMANDS } from './command-table.js';
@@ -26,6 +27,8 @@ export { canonicalCommand, COMMANDS } from './command-table.js';
 /** What commands need from the runtime besides the services. */
 export interface CommandHost {
   services: AgentServices;
+  /** Each sender's rate: every command but /stop counts, and over it is dropped with one notice a window. */
+  senderRate: SenderRate;
   channel(name: string): Channel | undefined;
   /**
    * Stops the thread's running turn and cancels its pending approval. Says
@@ -68,14 +71,22 @@ export class CommandHandler {
     return this.host.services;
   }
 
-  /** Handles one command event. Never throws: failures become a reply. */
+  /**
+   * Handles one command event. Never throws: failures become a reply. Every
+   * command but /stop counts against its sender's rate (its reply is a reply
+   * like any other); /stop always acts at once, whatever the rate.
+   */
   async handle(event: InboundCommand): Promise<void> {
     const spec = findCommand(COMMANDS, event.name);
     const name = spec?.name;
     try {
-      const result = spec ? await this.checkedRun(spec, event) : `Unknown command /${event.name}.\n\n${this.help()}`;
-      const reply = typeof result === 'string' ? { text: result, private: false } : result;
-      await this.reply(event, reply.text, reply.private);
+      const run = async () => {
+        const result = spec ? await this.checkedRun(spec, event) : `Unknown command /${event.name}.\n\n${this.help()}`;
+        const reply = typeof result === 'string' ? { text: result, private: false } : result;
+        await this.reply(event, reply.text, reply.private);
+      };
+      if (name === 'stop') await run();
+      else await withinRate(this.host.senderRate, qualifiedUserId(event.chat.channel, event.sender.id), run, (text) => this.reply(event, text, true));
     } catch (error) {
       this.services.log.error({ err: error, command: name }, 'command failed');
       await this.reply(event, 'Sorry, that command failed. Please try again.', true);
@@ -97,6 +108,11 @@ export class CommandHandler {
     switch (name) {
       case 'stop': {
         const { hadWork, kept } = await this.host.stopThread(key, event.sender.name);
+        if (kept && event.chat.kind === 'group') {
+          // Another person's message is never read as a request of the next turn: it stays as context only.
+          const context = this.services.config.agent.groupContextMessages > 0 ? `; I keep ${kept === 1 ? 'it' : 'them'} as context for the next time I am addressed` : '';
+          return `⏹️ Stopped. ${kept === 1 ? 'The message' : `The ${kept} messages`} sent meanwhile ${kept === 1 ? 'was' : 'were'} not answered${context}.`;
+        }
         if (kept) return `⏹️ Stopped. I kept your ${kept === 1 ? 'message' : `${kept} messages`} sent meanwhile in the conversation; I will read ${kept === 1 ? 'it' : 'them'} with your next message.`;
         return hadWork ? '⏹️ Stopped.' : 'Nothing is running here.';
       }

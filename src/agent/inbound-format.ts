@@ -5,7 +5,7 @@
  */
 import type { ChatKind, InboundMessage } from '../channels/types.js';
 import type { ChatMessage } from '../llm/types.js';
-import type { GroupLine } from './history.js';
+import type { GroupLine, ThreadRecord } from './history.js';
 
 /** A sender's display name made safe to put in brackets. */
 function nameTag(name: string): string {
@@ -29,6 +29,17 @@ export function userMessagesFor(messages: readonly InboundMessage[], kind: ChatK
   }
   for (const message of messages) result.push({ role: 'user', content: contentOf(message, kind) });
   return result;
+}
+
+/**
+ * Keeps group messages as context lines (the latest `keep` of them), shown to
+ * the model the next time it is addressed as context, not as requests to act on.
+ */
+export function keepAsGroupContext(record: Pick<ThreadRecord, 'groupContext'>, messages: readonly InboundMessage[], keep: number): void {
+  for (const message of messages) {
+    if (message.text.trim()) record.groupContext.push({ sender: message.sender.name, text: message.text.slice(0, 2000), at: message.receivedAt });
+  }
+  if (record.groupContext.length > keep) record.groupContext.splice(0, record.groupContext.length - keep);
 }
 
 function contentOf(message: InboundMessage, kind: ChatKind): string {

@@ -11,6 +11,7 @@ import { ApprovalFlow } from './approval-flow.js';
 import { CommandHandler } from './commands.js';
 import { textCommand } from './command-table.js';
 import { fromQueued, keepInInbox } from './inbox.js';
+import { keepAsGroupContext } from './inbound-format.js';
 import { InboundLimiter, queueFullText } from './inbound-limits.js';
 import { intakeShared } from './shared-intake.js';
 import { FairSemaphore } from './semaphore.js';
@@ -112,6 +113,7 @@ export class Runtime {
     this.limiter = new InboundLimiter(agent.userMessagesPerMinute, agent.maxInboundChars);
     this.commands = new CommandHandler({
       services,
+      senderRate: services.cluster?.senderRate ?? this.limiter,
       channel: (name) => this.channels.get(name),
       stopThread: (key, by) => this.stopThread(key, by),
       threadIdle: async (key) => this.runners.get(key)?.idle(),
@@ -337,16 +339,16 @@ export class Runtime {
       return false;
     }
     const userId = qualifiedUserId(event.chat.channel, event.sender.id);
-    // Shared threads count the sender's rate in Redis, for all instances at once.
-    const limited = this.cluster ? this.limiter.checkSize(event.text) : this.limiter.check(userId, event.text);
+    const shared = this.services.cluster;
+    if (shared) {
+      // Durable first, the sender's rate counted in Redis for all instances; the thread's holder (or the first free one) reads it.
+      this.track(intakeShared(this.services, shared, event, userId, this.limiter.checkSize(event.text)?.refusal));
+      return true;
+    }
+    const limited = this.limiter.check(userId, event.text);
     if (limited) {
       if (limited.notify) this.track(this.services.outbox.send(event.chat, limited.refusal.text));
       return false;
-    }
-    if (this.cluster) {
-      // Durable first; every instance then hears of it, and the thread's holder (or the first free one) reads it.
-      this.track(intakeShared(this.services, this.cluster, event, userId));
-      return true;
     }
     const runner = this.runnerFor(key, event.chat);
     if (runner.queuedMessages >= this.services.config.agent.maxQueuedPerThread) {
@@ -373,10 +375,7 @@ export class Runtime {
   private async keepAsContext(key: string, event: InboundMessage): Promise<void> {
     const keep = this.services.config.agent.groupContextMessages;
     if (keep === 0 || !event.text.trim()) return;
-    await this.services.history.update(key, event.chat, (record) => {
-      record.groupContext.push({ sender: event.sender.name, text: event.text.slice(0, 2000), at: event.receivedAt });
-      if (record.groupContext.length > keep) record.groupContext.splice(0, record.groupContext.length - keep);
-    });
+    await this.services.history.update(key, event.chat, (record) => keepAsGroupContext(record, [event], keep));
   }
 
   private async stopThread(key: string, byName: string): Promise<StopResult> {

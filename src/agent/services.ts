@@ -13,6 +13,7 @@ import type { ApprovalBook } from './approval-book.js';
 import type { AgentEvents } from './events.js';
 import type { ClusterNode } from '../cluster/node.js';
 import type { ClusterThreads } from '../cluster/threads.js';
+import type { SenderRate } from './inbound-limits.js';
 import type { ThreadHistory } from './history.js';
 import type { JobStore } from '../jobs/job-store.js';
 import type { FiringClaims, RoutineStore } from '../routines/routine.js';
@@ -49,6 +50,9 @@ export interface AgentServices {
   /** Routines' records, and the claims that make each firing run once. */
   routines: RoutineStore;
   firingClaims: FiringClaims;
-  /** Present when several instances may share the store (a Redis store): shared threads and messages between instances. */
-  cluster?: { node: ClusterNode; threads: ClusterThreads };
+  /**
+   * Present when several instances may share the store (a Redis store): shared
+   * threads, messages between instances, and each sender's rate counted for all.
+   */
+  cluster?: { node: ClusterNode; threads: ClusterThreads; senderRate: SenderRate };
 }

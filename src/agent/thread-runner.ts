@@ -1,10 +1,11 @@
 /**
  * The runner of one thread: at most one turn at a time. Messages that arrive
- * while a turn runs are injected into it; messages that arrive while it waits
- * for a slot join it; an answered approval resumes it; a turn the process died
- * in is resumed after the restart. Every accepted message is kept in the
- * thread's inbox until it is in the history: nothing is dropped, by a crash, a
- * shutdown or /stop.
+ * while a turn runs are injected into it, and messages that arrive while it
+ * waits for a slot join it, as far as they are the turn's to read (in a group,
+ * only its speaker's: see turn-batch.ts); an answered approval resumes it; a
+ * turn the process died in is resumed after the restart. Every accepted
+ * message is kept in the thread's inbox until it is in the history: nothing is
+ * dropped, by a crash, a shutdown or /stop.
  */
 import type { ChatInfo, InboundMessage, Sender } from '../channels/types.js';
 import { qualifiedUserId } from '../channels/types.js';
@@ -14,17 +15,18 @@ import type { TurnState } from './chat-delegate.js';
 import type { TurnCause } from './events.js';
 import type { OpenTurn, QueuedMessage } from './history.js';
 import { fromQueued, inboxId, insertInOrder, keepInInbox } from './inbox.js';
-import { userMessagesFor } from './inbound-format.js';
+import { keepAsGroupContext, userMessagesFor } from './inbound-format.js';
 import { TurnPresenter } from './presenter.js';
 import type { FairSemaphore } from './semaphore.js';
 import { TurnStopped, type StopReason } from './turn-stopped.js';
+import { joinsRunningTurn, takeTurnBatch } from './turn-batch.js';
 import type { AgentServices } from './services.js';
 import type { TurnJournal } from './turn-journal.js';
 import { TurnEngine } from './turn.js';
 
 /** Work queued for the thread. */
 type Work =
-  | { kind: 'messages' }
+  | { kind: 'messages'; batch: InboundMessage[] }
   | { kind: 'resume'; approval: PendingApproval; how: ApprovalResumption }
   | { kind: 'recover'; open: OpenTurn };
 
@@ -54,8 +56,8 @@ export class ThreadRunner {
   private readonly queue: InboundMessage[] = [];
   private readonly resumes: Work[] = [];
   private active: TurnState | undefined;
-  /** The unit of work in progress, from its first moment (before the turn state is loaded). */
-  private current: { abort: AbortController; inject: InboundMessage[] } | undefined;
+  /** The unit of work in progress, from its first moment (before the turn state is loaded), and whom it acts for. */
+  private current: { abort: AbortController; inject: InboundMessage[]; speaker: Sender } | undefined;
   /** Messages a /stop left unread; written to the history once the stopped turn has saved. */
   private readonly unread: InboundMessage[] = [];
   private scheduled = false;
@@ -91,13 +93,14 @@ export class ThreadRunner {
     return this.queue.length + (this.current?.inject.length ?? 0);
   }
 
-  /** Takes a person's message: kept in the inbox, then injected into the running turn or queued for the next. */
+  /** Takes a person's message: kept in the inbox, then injected into the running turn when it is the turn's to read, or queued. */
   accept(message: InboundMessage): void {
     if (this.closed) return;
     this.chat = message.chat;
     void keepInInbox(this.services, this.key, message);
-    if (this.current && !this.current.abort.signal.aborted) {
-      insertInOrder(this.current.inject, message);
+    const current = this.current;
+    if (current && !current.abort.signal.aborted && joinsRunningTurn(this.chat.kind, current.speaker, message, this.queue)) {
+      insertInOrder(current.inject, message);
       return;
     }
     insertInOrder(this.queue, message);
@@ -200,14 +203,14 @@ export class ThreadRunner {
     if (this.closed) return;
     if (!this.resumes.length && !this.queue.length) return;
     if (this.context.claim && !(await this.context.claim(this.key))) return;
-    const work: Work | undefined = this.resumes.shift() ?? (this.queue.length ? { kind: 'messages' } : undefined);
+    const work: Work | undefined = this.resumes.shift() ?? (this.queue.length ? { kind: 'messages', batch: takeTurnBatch(this.queue, this.chat.kind) } : undefined);
     if (!work) return;
-    // From here on, new messages join this work instead of waiting for the next turn.
-    this.current = { abort: new AbortController(), inject: [] };
+    // From here on, new messages of the work's speaker join it instead of waiting for the next turn.
+    this.current = { abort: new AbortController(), inject: [], speaker: speakerOf(work) };
     try {
       if (work.kind === 'resume') await this.runResume(work.approval, work.how);
       else if (work.kind === 'recover') await this.runRecover(work.open);
-      else await this.runMessages();
+      else await this.runMessages(work.batch);
     } catch (error) {
       this.services.log.error({ err: error, thread: this.key }, 'thread runner failed');
     } finally {
@@ -221,8 +224,7 @@ export class ThreadRunner {
     }
   }
 
-  private async runMessages(): Promise<void> {
-    const messages = this.queue.splice(0);
+  private async runMessages(messages: InboundMessage[]): Promise<void> {
     const last = messages[messages.length - 1]!;
     // A new message while an approval waits counts as Deny and continues the turn with it.
     const superseded = await this.context.approvals.supersede(this.key, last.sender.name);
@@ -242,16 +244,21 @@ export class ThreadRunner {
   private async runRecover(open: OpenTurn): Promise<void> {
     const turn = await this.newTurn('recover', open.speaker, open.userId);
     if (open.replyTo !== undefined) turn.replyTo = open.replyTo;
-    // Messages that waited in the inbox would have been read by the interrupted turn; one that came meanwhile may be later.
-    for (const message of this.queue.splice(0)) insertInOrder(turn.inject, message);
+    // Messages that waited in the inbox would have been read by the interrupted turn (as far as they are its speaker's); one that came meanwhile may be later.
+    for (const message of takeTurnBatch(this.queue, this.chat.kind, open.speaker)) insertInOrder(turn.inject, message);
     await this.context.engine.recover(turn, open);
   }
 
-  /** Writes messages a /stop left unread into the history (they leave the inbox in the same write). */
+  /**
+   * Writes messages a /stop left unread into the history (they leave the inbox
+   * in the same write): in a DM to be read with the person's next message; in a
+   * group as context lines only, since the next turn acts for whoever speaks next.
+   */
   private async keepUnread(messages: InboundMessage[]): Promise<void> {
     const ids = new Set(messages.map(inboxId));
     await this.services.history.update(this.key, this.chat, (record) => {
-      record.messages.push(...userMessagesFor(messages, this.chat.kind, []));
+      if (this.chat.kind === 'group') keepAsGroupContext(record, messages, this.services.config.agent.groupContextMessages);
+      else record.messages.push(...userMessagesFor(messages, this.chat.kind, []));
       record.inbox = record.inbox.filter((queued) => !ids.has(queued.id));
     });
   }
@@ -290,4 +297,10 @@ export class ThreadRunner {
       durationMs: Date.now() - turn.startedAt,
     });
   }
+}
+
+/** Whom a unit of work acts for: the sender of its messages, the person who was asked, or the speaker of the interrupted turn. */
+function speakerOf(work: Work): Sender {
+  if (work.kind === 'messages') return work.batch[0]!.sender;
+  return work.kind === 'resume' ? work.approval.requester : work.open.speaker;
 }

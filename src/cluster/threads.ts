@@ -12,7 +12,8 @@ import { threadKeyOf } from '../channels/types.js';
 import { platformOrder, toQueued } from '../agent/inbox.js';
 import { RATE_NOTICE_EVERY_MS, RATE_WINDOW_MS } from '../agent/inbound-limits.js';
 import type { Logger } from '../log.js';
-import { CLUSTER_PREFIX, REDIS_NOW_MS, type ClusterNode, type HeldLease } from './node.js';
+import { CLUSTER_PREFIX, type ClusterNode, type HeldLease } from './node.js';
+import { COUNT_SENDER, senderRateKeys } from './sender-rate.js';
 import { leaseNameOf, threadKeys, type InboxEntry, type LeaseHolder } from './thread-storage.js';
 
 /** Threads with work not finished by a lease holder. */
@@ -24,31 +25,20 @@ const SEEN_TTL_SECONDS = 24 * 60 * 60;
 
 /**
  * Puts an entry in KEYS[2] unless KEYS[1] (its message id) was seen, or its
- * sender's messages of the last ARGV[5] ms (the sorted set KEYS[4]) reach
- * ARGV[4] (0: no limit), or the inbox holds more than ARGV[8] entries already;
+ * sender's messages (and replied commands) of the last ARGV[5] ms (the sorted
+ * set KEYS[4], see sender-rate.ts) reach ARGV[4] (0: no limit), or the inbox holds more than ARGV[8] entries already;
  * the thread joins the open set KEYS[3]. Entries stand in the order the platform
  * gave their messages (ARGV[9], see {@link platformOrder}), whatever order the
  * instances stored them in. Returns {1} added, {0} seen, {-1, wait
  * ms, 1 when the sender is to be told (KEYS[5] marks that for ARGV[6] ms)}, or
  * {-2, entries waiting}.
  */
-const INTAKE = `
+const INTAKE = `${COUNT_SENDER}
 if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[1]) then return {0} end
 local waiting = redis.call('LLEN', KEYS[2])
 if waiting > tonumber(ARGV[8]) then return {-2, waiting} end
-local limit = tonumber(ARGV[4])
-if limit > 0 then
-  ${REDIS_NOW_MS}
-  local window = tonumber(ARGV[5])
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now - window)
-  if redis.call('ZCARD', KEYS[4]) >= limit then
-    local oldest = tonumber(redis.call('ZRANGE', KEYS[4], 0, 0, 'WITHSCORES')[2])
-    local tell = redis.call('SET', KEYS[5], '1', 'NX', 'PX', ARGV[6]) and 1 or 0
-    return {-1, oldest + window - now, tell}
-  end
-  redis.call('ZADD', KEYS[4], now, ARGV[7])
-  redis.call('PEXPIRE', KEYS[4], window)
-end
+local refused = count_sender(KEYS[4], KEYS[5], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7])
+if refused then return refused end
 -- In the platform's order (ARGV[9]), before the later entries at its tail; an entry without one goes last.
 -- Walks back from the tail only as far as the later entries go (usually none).
 local later = nil
@@ -160,8 +150,7 @@ export class ClusterThreads implements LeaseHolder {
     const order = platformOrder(message.messageId);
     const entry: InboxEntry = { chat: message.chat, message: toQueued(message), ...(order ? { order } : {}) };
     const seen = `${CLUSTER_PREFIX}seen:${thread}:${message.messageId}`;
-    const sender = `${CLUSTER_PREFIX}rate:in:${limits?.userId ?? ''}`;
-    const keys = [seen, threadKeys(thread).inbox, OPEN, sender, `${sender}:told`];
+    const keys = [seen, threadKeys(thread).inbox, OPEN, ...senderRateKeys(limits?.userId ?? '')];
     const args = [SEEN_TTL_SECONDS, JSON.stringify(entry), thread, limits?.perMinute ?? 0, RATE_WINDOW_MS, RATE_NOTICE_EVERY_MS, `${thread}:${message.messageId}`, limits?.maxQueued ?? Number.MAX_SAFE_INTEGER, order ?? ''];
     const [outcome, wait, tell] = (await this.node.redis.eval(INTAKE, keys.length, ...keys, ...args)) as [number, number?, number?];
     if (outcome === 0) return { kind: 'seen' };

@@ -12,6 +12,22 @@ describe('InboundLimiter', () => {
     expect(limiter.check('a', 'x')).toBeUndefined();
   });
 
+  it('says to tell the sender once a window, however many are refused, and an oversized message counts', () => {
+    let now = 0;
+    const limiter = new InboundLimiter(2, 100, () => now);
+    expect(limiter.check('a', 'x'.repeat(500))?.refusal.text).toMatch(/500 characters long/);
+    expect(limiter.take('a')).toBeUndefined();
+    const notices = () => Array.from({ length: 10 }, () => limiter.take('a')).filter((refused) => refused?.notify).length;
+    expect(notices()).toBe(1);
+    now += 30_000;
+    expect(notices()).toBe(0);
+    now += 30_000;
+    // A new window: two are taken, then one notice again.
+    expect(limiter.take('a')).toBeUndefined();
+    expect(limiter.take('a')).toBeUndefined();
+    expect(notices()).toBe(1);
+  });
+
   it('keeps only the last minute of users in memory', () => {
     let now = 0;
     const limiter = new InboundLimiter(30, 1000, () => now);

@@ -1,8 +1,9 @@
 /**
  * The runtime's bounds and group settings through the real app and the
  * openai-SDK provider: the daily cost limit, the group context window,
- * `groupActivation: always`, the cap on concurrent turns and the per-thread
- * queue limit.
+ * `groupActivation: always`, the cap on concurrent turns, the per-thread
+ * queue limit, and the per-user rate bounding replies to commands and
+ * oversized messages as well as the messages the model reads.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { HeldModel, startAppRig, type AppRig } from '../support/app-rig.js';
@@ -121,5 +122,48 @@ describe('turn bounds', () => {
     expect(answers.join('\n')).toMatch(/m2/);
     expect(answers.join('\n')).toMatch(/m3/);
     expect(answers.join('\n')).not.toMatch(/m4|m5/);
+  });
+});
+
+describe('the per-user rate bounds replies', () => {
+  const isRateNotice = (text: string) => /faster than \d+ a minute/.test(text);
+
+  it('20 commands and 20 oversized messages at 5 a minute get 5 replies and one notice; a /stop among them still stops the turn', async () => {
+    const model = new HeldModel();
+    rig = await startAppRig({ config: { agent: { userMessagesPerMinute: 5, maxInboundChars: 100 } }, responder: model.respond });
+    const user = person('burst');
+    const chat = testDm(user.id);
+    rig.platform.channel.userMessage({ chat, sender: user, text: 'work on this' });
+    await rig.platform.waitFor(() => model.waiting === 1, 10_000, 'the running turn');
+    for (let i = 0; i < 20; i++) {
+      if (i === 10) rig.platform.channel.command({ chat, sender: user, name: 'stop' });
+      rig.platform.channel.command({ chat, sender: user, name: 'help' });
+      rig.platform.channel.userMessage({ chat, sender: user, text: 'x'.repeat(500) });
+    }
+    const stopped = await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).find((m) => m.text.startsWith('⏹️')), 10_000, 'the stop reply');
+    expect(stopped.text).toBe('⏹️ Stopped.');
+    await model.answerUntilIdle(rig.app);
+    const texts = rig.platform.messagesIn(chat).map((m) => m.text);
+    const replies = texts.filter((t) => !t.startsWith('⏹️'));
+    // The message that started the turn counts too: 4 more replies, then one notice.
+    expect(replies.length).toBeLessThanOrEqual(6);
+    expect(replies.filter(isRateNotice)).toHaveLength(1);
+    expect(replies.filter((t) => !isRateNotice(t))).toHaveLength(4);
+    // The turn was stopped: its answer never came.
+    expect(texts.some((t) => t.startsWith('echo:'))).toBe(false);
+  });
+
+  it('tells the sender once, not once per dropped command, and says that what follows is dropped too', async () => {
+    rig = await startAppRig({ config: { agent: { userMessagesPerMinute: 2 } } });
+    const user = person('chatty');
+    const chat = testDm(user.id);
+    for (let i = 0; i < 10; i++) rig.platform.channel.userMessage({ chat, sender: user, text: '/help' });
+    rig.platform.channel.userMessage({ chat, sender: user, text: 'a question' });
+    await rig.app.runtime.idle();
+    const texts = rig.platform.messagesIn(chat).map((m) => m.text);
+    expect(texts).toHaveLength(3);
+    expect(texts.filter(isRateNotice)).toHaveLength(1);
+    expect(texts.find(isRateNotice)).toMatch(/nor what you send in the next \d+ s/);
+    expect(rig.llm.served).toBe(0);
   });
 });

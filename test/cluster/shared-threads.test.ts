@@ -1,7 +1,8 @@
 /**
  * Two instances of the app on one Redis store, over one test platform: each
  * message is answered once, by whichever instance holds its thread, in order;
- * a policy change made on one instance reaches the other's next model call.
+ * a group's messages from several people are read one person's at a time; a
+ * policy change made on one instance reaches the other's next model call.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { TestChannel } from '../support/test-channel.js';
-import { TestPlatform, testDm } from '../support/test-channel.js';
+import { TestPlatform, testDm, testGroup } from '../support/test-channel.js';
+import { actingTool, actOnLatest, type Act } from '../support/acting-tool.js';
+import type { Tool } from '../../src/tools/types.js';
 import { echoAll, HeldModel } from '../support/app-rig.js';
 import { createMetrics } from '../../src/http/server.js';
 import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeResponder } from '../fakes/llm/server.js';
@@ -33,7 +36,7 @@ interface Instance {
   channel: TestChannel;
 }
 
-async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string, agent: Record<string, unknown> = {}): Promise<Instance> {
+async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string, agent: Record<string, unknown> = {}, tools: Tool[] = []): Promise<Instance> {
   // The approval test's fetch never runs (its question expires); the host is allowed so that it is asked.
   const dir = mkdtempSync(join(tmpdir(), `pincer-cluster-${id}-`));
   const config = parseConfig({
@@ -46,7 +49,7 @@ async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string, a
     tools: { http: { allowHosts: ['127.0.0.1'] } },
   });
   let channel: TestChannel | undefined;
-  const app = await createApp({ config, channels: [{ name: 'test', create: (deps) => (channel = platform.createChannel(deps)) }] });
+  const app = await createApp({ config, tools, channels: [{ name: 'test', create: (deps) => (channel = platform.createChannel(deps)) }] });
   await app.start();
   cleanups.push(async () => {
     await app.stop('test over');
@@ -56,12 +59,12 @@ async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string, a
 }
 
 /** Two instances, a and b, on an emptied database, one test platform and one recording model. */
-async function startPair(responder: FakeResponder = echoAll, agent: Record<string, unknown> = {}): Promise<{ llm: FakeLlm; platform: TestPlatform; a: Instance; b: Instance }> {
+async function startPair(responder: FakeResponder = echoAll, agent: Record<string, unknown> = {}, tools: Tool[] = []): Promise<{ llm: FakeLlm; platform: TestPlatform; a: Instance; b: Instance }> {
   await flushDb(redisUrl());
   const llm = await startFakeLlm({ responder, record: true });
   cleanups.push(() => llm.close());
   const platform = new TestPlatform();
-  return { llm, platform, a: await startInstance(platform, llm, 'a', agent), b: await startInstance(platform, llm, 'b', agent) };
+  return { llm, platform, a: await startInstance(platform, llm, 'a', agent, tools), b: await startInstance(platform, llm, 'b', agent, tools) };
 }
 
 async function waitFor(check: () => boolean, what: () => string, timeoutMs = 20_000): Promise<void> {
@@ -96,6 +99,36 @@ describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, (
     for (let t = 0; t < threads; t += 1) expect(echoed(t)).toEqual(Array.from({ length: perThread }, (_, m) => `t${t}-m${m}`));
   }, 60_000);
 
+  it("reads a group's shared inbox one person's messages at a time: Bob's words run as Bob, after Ada's turn", async () => {
+    const held = new HeldModel(actOnLatest);
+    const acts: Act[] = [];
+    const { platform, a, b } = await startPair(held.respond, {}, [actingTool(acts)]);
+    const group = testGroup('shared-crew');
+    const say = (via: Instance, sender: { id: string; name: string }, text: string) => via.channel.userMessage({ chat: group, sender, text, mentionsBot: true });
+    say(a, { id: 'ada', name: 'Ada' }, 'tidy my notes');
+    await waitFor(() => held.waiting === 1, () => "Ada's turn");
+    say(b, { id: 'bob', name: 'Bob' }, 'create a job for Bob');
+    say(b, { id: 'ada', name: 'Ada' }, 'and then the rest');
+    const thread = threadKeyOf(group);
+    const waiting = () => Math.max(...[a, b].map((instance) => instance.app.runtime.runner(thread)?.queuedMessages ?? 0));
+    await waitFor(() => waiting() >= 2, () => 'both messages handed to the thread');
+    await waitFor(() => {
+      held.releaseAll();
+      return platform.messagesIn(group).length >= 3;
+    }, () => `three answers; got ${JSON.stringify(platform.messagesIn(group).map((sent) => sent.text))}`);
+    await Promise.all([a.app.runtime.idle(), b.app.runtime.idle()]);
+    expect(acts.map((act) => [act.userId, /^\[(\w+)\]/.exec(act.words)?.[1]])).toEqual([
+      ['test:ada', 'Ada'],
+      ['test:bob', 'Bob'],
+      ['test:ada', 'Ada'],
+    ]);
+    expect(platform.messagesIn(group).map((sent) => sent.text)).toEqual([
+      'acted on: [Ada] tidy my notes',
+      'acted on: [Bob] create a job for Bob',
+      'acted on: [Ada] and then the rest',
+    ]);
+  }, 60_000);
+
   it('a tool disabled on one instance is not offered by the other', async () => {
     const { llm, platform, a, b } = await startPair();
     const toolsOfLast = () => (llm.requests.at(-1)?.tools ?? []).map((tool) => tool.function.name);
@@ -123,6 +156,25 @@ describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, (
     // Each instance saw three; only the first three of the six were taken, and the sender was told once.
     expect(echoed()).toEqual(['r0', 'r1', 'r2']);
     expect(texts().filter((text) => text.includes('faster than 3 a minute'))).toHaveLength(1);
+  }, 60_000);
+
+  it("counts commands and oversized messages on every instance against the same rate: the limit's replies and one notice", async () => {
+    const { platform, a, b } = await startPair(echoAll, { userMessagesPerMinute: 3, maxInboundChars: 100 });
+    const chat = testDm('user-8');
+    const sender = { id: 'user-8', name: 'Eight' };
+    const burst = ['first', '/help', 'x'.repeat(500), '/help', 'x'.repeat(500), '/tools', 'last'];
+    for (const [m, text] of burst.entries()) {
+      (m % 2 === 0 ? a : b).channel.userMessage({ chat, sender, text });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const texts = () => platform.messagesIn(chat).map((sent) => sent.text);
+    const notices = () => texts().filter((text) => text.includes('faster than 3 a minute'));
+    await waitFor(() => notices().length > 0 && texts().length >= 4, () => `three replies and a notice; got ${JSON.stringify(texts())}`);
+    await Promise.all([a.app.runtime.idle(), b.app.runtime.idle()]);
+    expect(texts()).toHaveLength(4);
+    expect(notices()).toHaveLength(1);
+    expect(texts().filter((text) => text.startsWith('echo:'))).toEqual(['echo: first']);
+    expect(texts().filter((text) => /characters long; the limit is 100/.test(text))).toHaveLength(1);
   }, 60_000);
 
   it("limits the messages waiting in a conversation's shared inbox, whichever instance received them", async () => {
