@@ -19,6 +19,7 @@ import type { Config } from './config/schema.js';
 import { PINCER_VERSION } from './cli/version.js';
 import { startOpsServer, type OpsServer } from './http/server.js';
 import { JobStore } from './jobs/job-store.js';
+import { mcpSecrets } from './mcp/secrets.js';
 import { McpServerSource } from './mcp/server-source.js';
 import { isRedisUrl } from './store/url.js';
 import { ClusterMembers } from './cluster/members.js';
@@ -93,6 +94,7 @@ export function configuredSecrets(config: Config): string[] {
     config.slack.appToken,
     config.slack.signingSecret,
     ...config.llm.models.map((entry) => (entry.apiKeyEnv ? process.env[entry.apiKeyEnv] : undefined)),
+    ...mcpSecrets(config.mcp),
   ].filter((secret): secret is string => Boolean(secret));
 }
 
@@ -198,7 +200,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       grants,
     }),
   );
-  for (const [name, server] of Object.entries(config.mcp.servers)) registry.addSource(new McpServerSource(name, server, log.child({ mcp: name }), PINCER_VERSION));
+  for (const [name, server] of Object.entries(config.mcp.servers)) registry.addSource(new McpServerSource(name, server, log.child({ mcp: name }), PINCER_VERSION, { redactor, limits: config.mcp.limits }));
   registry.addSource(routineToolSource({ config, routines: services.routines, history: services.history, grants, scheduler: () => runtime.routines }));
   let stopping: Promise<void> | undefined;
   let ops: OpsServer | undefined;

@@ -2,11 +2,12 @@
  * Loads the configuration: defaults, then the file, then the environment
  * (the environment wins). Fails with every bad key, its value and what was expected.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { expandReferences, secretFileIssues } from '../mcp/secrets.js';
 import { withoutPassword } from '../store/url.js';
 import { closestKey, knownKeysAt } from './keys.js';
 import { applyRenames, dropRetired } from './renamed.js';
@@ -34,6 +35,8 @@ export const ENV_KEYS: Readonly<Record<string, string>> = {
 };
 
 const LIST_KEYS = new Set(['owners']);
+/** An MCP server's env and headers: their values may be secrets, so a message never quotes them. */
+const MCP_VALUES = /^mcp\.servers\.[^.]+\.(?:env|headers)\b/;
 const DEFAULT_CONFIG_PATH = 'config/pincer.yaml';
 
 /** Where the configuration came from, for the start-up log line. */
@@ -52,6 +55,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): LoadedConfig {
   const file = env.PINCER_CONFIG ?? (existsSync(DEFAULT_CONFIG_PATH) ? DEFAULT_CONFIG_PATH : undefined);
   const raw = file ? readConfigFile(file) : {};
   const warnings = [...applyRenames(raw), ...dropRetired(raw)];
+  // MCP secrets: none written out in a file others can read, and `${VAR}` references expanded.
+  const secretIssues = [...(file ? secretFileIssues(file, statSync(file).mode, raw) : []), ...expandReferences(raw, env)];
+  if (secretIssues.length) throw new ConfigError(secretIssues);
   applyEnvironment(raw, env);
   const config = parseConfig(raw);
   const unknown = unknownPlatforms(config);
@@ -140,7 +146,7 @@ function describeIssue(issue: z.core.$ZodIssue, raw: unknown): string[] {
   const key = displayKey(issue.path);
   const envName = Object.entries(ENV_KEYS).find(([, k]) => k === String(issue.path[0]) || k === issue.path.join('.'))?.[0];
   const value = valueAt(raw, issue.path);
-  const shown = /token|key|secret/i.test(key) ? '(hidden)' : value === undefined ? undefined : withoutPassword(JSON.stringify(value));
+  const shown = /token|key|secret/i.test(key) || MCP_VALUES.test(key) ? '(hidden)' : value === undefined ? undefined : withoutPassword(JSON.stringify(value));
   const where = envName ? `${key} (${envName})` : key;
   return [`${where}: ${issue.message}; got ${shown ?? 'nothing'}`];
 }

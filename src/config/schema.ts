@@ -4,6 +4,7 @@
  * Objects are strict: an unknown key is an error, never silently ignored.
  */
 import { z } from 'zod';
+import { isRefusedVariable } from '../mcp/environment.js';
 import { STORE_SCHEMES } from '../store/url.js';
 
 /** Platforms whose users can be named in `owners` and `admins`. */
@@ -108,9 +109,6 @@ export const RoutinesConfigSchema = z.strictObject({
   minIntervalSeconds: z.number().int().min(1).default(60),
 });
 
-/** Environment variables a stdio MCP server may not be given: they change how programs load code. */
-export const REFUSED_SERVER_ENV = /^(NODE_OPTIONS|NODE_PATH|LD_PRELOAD|LD_LIBRARY_PATH|LD_AUDIT|DYLD_.*|PYTHONSTARTUP|PYTHONPATH|PERL5OPT|PERL5LIB|RUBYOPT|BASH_ENV|ENV)$/;
-
 const ApprovalModeSchema = z.enum(['never', 'unlessAutoApproved', 'always']);
 
 /** One MCP server: a command to spawn (stdio) or a URL (streamable HTTP, falling back to SSE). */
@@ -118,17 +116,21 @@ export const McpServerSchema = z
   .strictObject({
     command: z.string().min(1).optional(),
     args: z.array(z.string()).default([]),
-    /** The server's whole environment besides PATH and HOME: pincer's own variables are never passed. */
+    /**
+     * The server's whole environment besides PATH and HOME: pincer's own variables are never passed.
+     * Values may reference the environment as `${VAR}`; loader variables (NODE_OPTIONS, LD_PRELOAD...) are refused.
+     */
     env: z
       .record(z.string(), z.string())
       .default({})
       .superRefine((env, ctx) => {
         for (const key of Object.keys(env)) {
-          if (REFUSED_SERVER_ENV.test(key)) ctx.addIssue({ code: 'custom', message: `${key} changes how the server loads code and is not passed to MCP servers` });
+          if (isRefusedVariable(key)) ctx.addIssue({ code: 'custom', path: [key], message: `${key} changes how the server loads code and is not passed to MCP servers` });
         }
       }),
     cwd: z.string().optional(),
     url: httpUrl().optional(),
+    /** Values may reference the environment as `${VAR}`. */
     headers: z.record(z.string(), z.string()).default({}),
     /** Only these tools (by the server's names); default all. */
     include: z.array(z.string()).optional(),
@@ -143,8 +145,35 @@ export const McpServerSchema = z
   })
   .refine((server) => Boolean(server.command) !== Boolean(server.url), { message: 'give either command (a stdio server) or url (an HTTP server), not both' });
 
+/** Bounds on what a server may send (SPEC section 14: a hostile server is bounded). */
+export const DEFAULT_MCP_LIMITS = {
+  maxListPages: 20,
+  listTimeoutMs: 15_000,
+  maxTools: 256,
+  maxListChangedPerMinute: 30,
+  maxDescriptionChars: 1_000,
+  maxSchemaChars: 20_000,
+} as const;
+
+/** The bounds of {@link DEFAULT_MCP_LIMITS}; a server past one of the listing bounds is failed with the reason. */
+export const McpLimitsSchema = z.strictObject({
+  /** Pages of one `tools/list` (a server whose `nextCursor` never ends is failed). */
+  maxListPages: z.number().int().min(1).max(1_000).default(DEFAULT_MCP_LIMITS.maxListPages),
+  /** Time to read every page of one `tools/list`. */
+  listTimeoutMs: z.number().int().min(100).default(DEFAULT_MCP_LIMITS.listTimeoutMs),
+  /** Tools one server may list. */
+  maxTools: z.number().int().min(1).max(10_000).default(DEFAULT_MCP_LIMITS.maxTools),
+  /** `tools/list_changed` notifications one server may send in a minute. */
+  maxListChangedPerMinute: z.number().int().min(1).default(DEFAULT_MCP_LIMITS.maxListChangedPerMinute),
+  /** Characters of a tool's description offered to the model; the rest is cut. */
+  maxDescriptionChars: z.number().int().min(50).default(DEFAULT_MCP_LIMITS.maxDescriptionChars),
+  /** Characters of a tool's input schema (as JSON); a tool with a larger one is skipped, with a logged reason. */
+  maxSchemaChars: z.number().int().min(100).default(DEFAULT_MCP_LIMITS.maxSchemaChars),
+});
+
 /** MCP tool servers (SPEC section 14). */
 export const McpConfigSchema = z.strictObject({
+  limits: McpLimitsSchema.default(McpLimitsSchema.parse({})),
   servers: z.record(z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'server names: 1-32 letters, digits, _ or -'), McpServerSchema).default({}),
 });
 

@@ -1,7 +1,21 @@
 /**
  * An MCP tool result as text for the model: text as is; images, audio and
- * resources summarised (type, size, name), never their bytes.
+ * resources summarised (type, size, name), never their bytes. What a server
+ * says when a call fails (an error result, a protocol error) is its own text
+ * too, so it reaches the model bounded, redacted, defused and wrapped as
+ * untrusted data, exactly like output.
  */
+import { ToolError } from '../errors.js';
+import { sanitizeToolOutput } from '../safety/sanitize.js';
+import type { Redactor } from '../safety/secrets.js';
+
+/**
+ * Characters of a wrapped error: the pipeline keeps at most 2,000 of an error
+ * message, and the closing tag of the wrapper must survive that cut.
+ */
+const ERROR_CHARS = 1_600;
+/** Room for the wrapper, its notice and the truncation note. */
+const WRAPPER_CHARS = 300;
 
 /** One item of an MCP tool result, as far as pincer reads it. */
 export interface McpContent {
@@ -51,4 +65,26 @@ function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} bytes`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/**
+ * The error the model reads when a server reports a failure: the server's text
+ * (an error result's content, a protocol error's message) as untrusted data.
+ *
+ * @example
+ * if (result.isError) throw serverError('search', 'search__query', resultText(result.content), redactor);
+ */
+export function serverError(server: string, tool: string, text: string, redactor: Redactor): ToolError {
+  return new ToolError(`the MCP server ${server} reported an error; its message follows.\n${boundedWrapped(tool, text, redactor)}`);
+}
+
+/** The text wrapped as tool output, cut further while defusing markers made it longer than {@link ERROR_CHARS}. */
+function boundedWrapped(tool: string, text: string, redactor: Redactor): string {
+  let maxChars = ERROR_CHARS - WRAPPER_CHARS;
+  let wrapped = sanitizeToolOutput(tool, text, { maxChars, redactor });
+  while (wrapped.length > ERROR_CHARS && maxChars > 100) {
+    maxChars = Math.floor(maxChars / 2);
+    wrapped = sanitizeToolOutput(tool, text, { maxChars, redactor });
+  }
+  return wrapped;
 }

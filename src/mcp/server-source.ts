@@ -12,27 +12,42 @@
  *   so the next model request offers the new tools.
  * - Calls have the server's time limit; /stop aborts them, which sends the
  *   protocol's cancellation.
+ * - A hostile server is bounded (see `listing.ts`): its listing in pages, time
+ *   and count, its change notifications in rate, its descriptions and schemas
+ *   in size; what it says when a call fails reaches the model like output.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { McpServerSchema } from '../config/schema.js';
+import { McpLimitsSchema, type McpServerSchema } from '../config/schema.js';
 import { ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { createRedactor, type Redactor } from '../safety/secrets.js';
 import { StaticToolSource, type SourceState, type SourceStatus, type ToolSource } from '../tools/source.js';
-import type { Tool } from '../tools/types.js';
+import type { Tool, ToolContext } from '../tools/types.js';
+import { inheritedOverrides, serverEnvironment } from './environment.js';
+import { boundedTools, ChangeCounter, listAllTools, ListingError, type ListedTool, type McpLimits } from './listing.js';
 import { modelToolNames } from './names.js';
-import { resultText, type McpContent } from './results.js';
+import { resultText, serverError, type McpContent } from './results.js';
+import { serverSecrets } from './secrets.js';
 
 /** A server's configuration (config `mcp.servers.<name>`). */
 export type McpServerConfig = z.infer<typeof McpServerSchema>;
 
 /** How a server is reached. */
 export type McpTransportName = 'stdio' | 'streamable-http' | 'sse';
+
+/** What a source needs besides its server's config. */
+export interface McpSourceOptions {
+  /** Scrubs what the server says; default: the built-in secret kinds and this server's own values. */
+  redactor?: Redactor;
+  /** Config `mcp.limits`; default its defaults. */
+  limits?: McpLimits;
+}
 
 /** What `/mcp` shows of a server. */
 export interface McpServerStatus extends SourceStatus {
@@ -44,6 +59,8 @@ export interface McpServerStatus extends SourceStatus {
 const RESTART_DELAYS_MS = { first: 1_000, max: 60_000 };
 /** Lines of a stdio server's stderr kept for its last error. */
 const STDERR_LINES = 5;
+/** Characters of a last error shown by `/mcp` (a server's own text may be in it). */
+const LAST_ERROR_CHARS = 600;
 
 /** Arguments of an MCP tool: any object; the server validates them against its schema. */
 const ARGUMENTS = z.record(z.string(), z.unknown());
@@ -61,20 +78,30 @@ export class McpServerSource implements ToolSource {
   private attempts = 0;
   private stopped = false;
   private stderrTail: string[] = [];
+  /** The tool listing under way, for the client it reads; a change announced meanwhile is read after it. */
+  private listing: { client: Client; done: Promise<void>; again: boolean } | undefined;
+  private readonly redactor: Redactor;
+  private readonly limits: McpLimits;
 
   constructor(
     readonly server: string,
     private readonly config: McpServerConfig,
     private readonly log: Logger,
     private readonly clientVersion = '0.0.0',
+    options: McpSourceOptions = {},
   ) {
     this.name = `mcp:${server}`;
     this.transportName = config.command ? 'stdio' : 'streamable-http';
+    this.redactor = options.redactor ?? createRedactor(serverSecrets(config));
+    this.limits = options.limits ?? McpLimitsSchema.parse({});
   }
 
   /** Connects within the start time; a failure is recorded and retried later, never thrown. */
   async start(): Promise<void> {
     this.stopped = false;
+    const overrides = this.config.command ? inheritedOverrides(this.config.env) : [];
+    // Allowed because it is written out in the config; said once, since it changes what the server runs.
+    if (overrides.length) this.log.warn({ server: this.server, variables: overrides }, 'MCP server environment sets its own PATH or HOME');
     await this.connect();
   }
 
@@ -111,12 +138,14 @@ export class McpServerSource implements ToolSource {
     const opening = this.open();
     try {
       client = await withTimeout(opening, timeout, `did not start within ${timeout / 1000} s`);
-      this.client = client;
-      client.onclose = () => this.lost(client!, 'the server closed the connection');
-      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-        await this.refresh(client!).catch((error: unknown) => this.log.warn({ err: error, server: this.server }, 'MCP tool list refresh failed'));
-      });
-      await withTimeout(this.refresh(client), timeout, `did not list its tools within ${timeout / 1000} s`);
+      const opened = client;
+      this.client = opened;
+      opened.onclose = () => this.lost(opened, 'the server closed the connection');
+      const changes = new ChangeCounter(this.limits.maxListChangedPerMinute);
+      opened.setNotificationHandler(ToolListChangedNotificationSchema, () => this.listChanged(opened, changes));
+      await withTimeout(this.refresh(opened), timeout, `did not list its tools within ${timeout / 1000} s`);
+      // Failed meanwhile (it closed, or broke a bound): that failure is already recorded.
+      if (this.client !== opened) return;
       this.state = 'ready';
       this.attempts = 0;
       delete this.lastError;
@@ -124,9 +153,28 @@ export class McpServerSource implements ToolSource {
     } catch (error) {
       // A server that answers after its time is closed rather than left running unseen.
       if (!client) void opening.then((late) => late.close()).catch(() => undefined);
+      const current = this.client === client;
+      if (current) this.client = undefined;
       await client?.close().catch(() => undefined);
-      if (this.client === client) this.client = undefined;
+      // A client that is no longer current failed already (it closed, broke a bound, or was stopped).
+      if (client && !current) return;
       this.failed(describe(error, this.stderrTail));
+    }
+  }
+
+  /** A `tools/list_changed`: the tools are read again, unless the server sends too many of them. */
+  private async listChanged(client: Client, changes: ChangeCounter): Promise<void> {
+    if (this.client !== client) return;
+    if (!changes.note()) {
+      const limit = this.limits.maxListChangedPerMinute;
+      await this.abandon(client, `sent more than ${limit} tools/list_changed notifications in a minute (mcp.limits.maxListChangedPerMinute)`);
+      return;
+    }
+    try {
+      await this.refresh(client);
+    } catch (error) {
+      if (error instanceof ListingError) await this.abandon(client, error.message);
+      else this.log.warn({ err: error, server: this.server }, 'MCP tool list refresh failed');
     }
   }
 
@@ -163,26 +211,46 @@ export class McpServerSource implements ToolSource {
     return client;
   }
 
-  /** Reads the server's tools (every page) and makes them pincer tools. */
-  private async refresh(client: Client): Promise<void> {
-    const listed: Array<{ name: string; description?: string; inputSchema: Record<string, unknown> }> = [];
-    let cursor: string | undefined;
-    do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
-      listed.push(...(page.tools as typeof listed));
-      cursor = page.nextCursor;
-    } while (cursor);
+  /**
+   * Reads the server's tools and makes them pincer tools. One listing runs at
+   * a time per client: a change announced during one is read by one more after
+   * it, so a burst of notifications costs at most two listings.
+   */
+  private refresh(client: Client): Promise<void> {
+    if (this.listing?.client === client) {
+      this.listing.again = true;
+      return this.listing.done;
+    }
+    const listing = { client, again: false, done: Promise.resolve() };
+    listing.done = (async () => {
+      try {
+        do {
+          listing.again = false;
+          await this.readTools(client);
+        } while (listing.again && this.client === client);
+      } finally {
+        if (this.listing === listing) this.listing = undefined;
+      }
+    })();
+    this.listing = listing;
+    return listing.done;
+  }
+
+  private async readTools(client: Client): Promise<void> {
+    const listed = await listAllTools(client, this.limits);
+    if (this.client !== client) return;
     const { include, exclude } = this.config;
-    const kept = listed.filter((tool) => (!include || include.includes(tool.name)) && !exclude.includes(tool.name));
+    const wanted = listed.filter((tool) => (!include || include.includes(tool.name)) && !exclude.includes(tool.name));
+    const kept = boundedTools(this.server, wanted, this.limits, this.redactor, this.log);
     const names = modelToolNames(this.server, kept.map((tool) => tool.name));
     this.setTools(kept.map((tool, i) => this.toTool(tool, names[i]!)));
   }
 
-  private toTool(tool: { name: string; description?: string; inputSchema: Record<string, unknown> }, modelName: string): Tool {
+  private toTool(tool: ListedTool, modelName: string): Tool {
     const approval = this.config.tools[tool.name]?.approval ?? this.config.approval;
     return {
       name: modelName,
-      description: `${(tool.description ?? tool.name).slice(0, 1_000)} (tool "${tool.name}" of the MCP server ${this.server})`,
+      description: `${tool.description ?? tool.name} (tool "${tool.name}" of the MCP server ${this.server})`,
       parameters: ARGUMENTS,
       inputSchema: objectSchema(tool.inputSchema),
       // A server's read-only hint is its own claim: its tools ask like any tool with side effects.
@@ -190,15 +258,39 @@ export class McpServerSource implements ToolSource {
       requiresApproval: () => approval,
       timeoutMs: this.config.timeoutMs + 1_000,
       describe: () => `Call "${tool.name}" on the MCP server ${this.server}`,
-      execute: async (args, ctx) => {
-        const client = this.client;
-        if (!client || this.state !== 'ready') throw new ToolError(`the MCP server ${this.server} is not running right now; try again later.`);
-        const result = await client.callTool({ name: tool.name, arguments: args as Record<string, unknown> }, undefined, { signal: ctx.signal, timeout: this.config.timeoutMs });
-        const text = resultText(result.content as McpContent[] | undefined, result.structuredContent);
-        if (result.isError) throw new ToolError(`the MCP server ${this.server} reported an error: ${text}`);
-        return text;
-      },
+      execute: (args, ctx) => this.call(tool.name, modelName, args as Record<string, unknown>, ctx),
     };
+  }
+
+  /** Calls a tool; whatever the server says of a failure reaches the model as untrusted data. */
+  private async call(tool: string, modelName: string, args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
+    const client = this.client;
+    if (!client || this.state !== 'ready') throw new ToolError(`the MCP server ${this.server} is not running right now; try again later.`);
+    let result: Awaited<ReturnType<Client['callTool']>>;
+    try {
+      result = await client.callTool({ name: tool, arguments: args }, undefined, { signal: ctx.signal, timeout: this.config.timeoutMs });
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      // Our own words for a time-out or a lost connection: a server could send those codes with any text.
+      if (error instanceof McpError && error.code === (ErrorCode.RequestTimeout as number)) {
+        throw new ToolError(`"${tool}" on the MCP server ${this.server} timed out after ${this.config.timeoutMs / 1000} s.`);
+      }
+      if (error instanceof McpError && error.code === (ErrorCode.ConnectionClosed as number)) {
+        throw new ToolError(`the MCP server ${this.server} closed the connection during the call to "${tool}".`);
+      }
+      throw serverError(this.server, modelName, error instanceof Error ? error.message : String(error), this.redactor);
+    }
+    const text = resultText(result.content as McpContent[] | undefined, result.structuredContent);
+    if (result.isError) throw serverError(this.server, modelName, text, this.redactor);
+    return text;
+  }
+
+  /** Drops a client that broke a bound: closed, its tools withdrawn, restarted later. */
+  private async abandon(client: Client, reason: string): Promise<void> {
+    if (this.stopped || this.client !== client) return;
+    this.client = undefined;
+    this.failed(reason);
+    await client.close().catch(() => undefined);
   }
 
   private lost(client: Client, reason: string): void {
@@ -210,7 +302,7 @@ export class McpServerSource implements ToolSource {
   /** Records a failure, removes the tools and schedules a restart with backoff. */
   private failed(reason: string): void {
     this.state = 'failed';
-    this.lastError = reason;
+    this.lastError = reason.length > LAST_ERROR_CHARS ? `${reason.slice(0, LAST_ERROR_CHARS)}…` : reason;
     this.setTools([]);
     if (this.stopped) return;
     const delay = Math.min(RESTART_DELAYS_MS.max, RESTART_DELAYS_MS.first * 2 ** this.attempts);
@@ -232,13 +324,6 @@ export class McpServerSource implements ToolSource {
       if (this.stderrTail.length > STDERR_LINES) this.stderrTail.shift();
     }
   }
-}
-
-/** A stdio server's whole environment: `PATH`, `HOME` and what its config lists. */
-export function serverEnvironment(env: Record<string, string>, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const base: Record<string, string> = {};
-  for (const key of ['PATH', 'HOME']) if (parent[key]) base[key] = parent[key]!;
-  return { ...base, ...env };
 }
 
 /** A server's input schema as an object schema (some servers omit `type` or `properties`). */

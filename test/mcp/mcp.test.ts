@@ -12,14 +12,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { startAppRig, type AppRig } from '../support/app-rig.js';
 import { freePort } from '../support/ports.js';
-import { testDm, testGroup } from '../support/test-channel.js';
+import { testGroup } from '../support/test-channel.js';
+import { ada, answer, dm, FIXTURE, model, offered, texts } from './chat.js';
 
 const require = createRequire(import.meta.url);
 const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
-const FIXTURE = join(import.meta.dirname, '..', 'fakes', 'mcp', 'server.ts');
 
 let rig: AppRig | undefined;
 const cleanups: Array<() => void> = [];
@@ -29,36 +28,6 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
-const ada = { id: 'owner', name: 'Ada' };
-const dm = testDm(ada.id);
-
-/** "call <tool> <json args>" calls the tool; after it, the model repeats the result. */
-function model(request: FakeLlmRequest): FakeLlmEntry {
-  const last = request.messages.at(-1)!;
-  if (last.role === 'tool') return textReply(`result: ${String(last.content).replace(/\s+/g, ' ')}`);
-  const asked = /call (\S+)(?: (\{.*\}))?/.exec(String(last.content));
-  if (!asked) return textReply('ok');
-  return toolCallReply([{ name: asked[1]!, arguments: asked[2] ? (JSON.parse(asked[2]) as Record<string, unknown>) : {} }]);
-}
-
-function texts(): string[] {
-  return rig!.platform.messagesIn(dm).map((m) => m.text);
-}
-
-async function answer(text: string, pattern: RegExp, approve = false): Promise<string> {
-  const before = rig!.platform.approvalsIn(dm).length;
-  rig!.platform.channel.userMessage({ chat: dm, sender: ada, text });
-  if (approve) {
-    const prompt = await rig!.platform.waitFor(() => rig!.platform.approvalsIn(dm)[before], 10_000, 'the approval prompt');
-    rig!.platform.channel.press(prompt.prompt.id, 'approve', ada);
-  }
-  return rig!.platform.waitFor(() => texts().find((t) => pattern.test(t)), 15_000, `a reply matching ${String(pattern)}; seen ${JSON.stringify(texts())}`);
-}
-
-function offered(): string[] {
-  return rig!.app.services.registry.names().filter((name) => name.includes('__'));
-}
-
 describe('MCP servers', () => {
   it('the reference server over stdio: its tools are offered as everything__*, ask for approval, and run', async () => {
     process.env.PINCER_TEST_SECRET_VARIABLE = 'sk-should-never-reach-a-server-0000';
@@ -67,18 +36,18 @@ describe('MCP servers', () => {
       responder: model,
       config: { mcp: { servers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'], env: { GREETING: 'hello' } } } } },
     });
-    expect(offered()).toEqual(expect.arrayContaining(['everything__echo', 'everything__get-sum', 'everything__get-env', 'everything__get-tiny-image']));
-    const echoed = await answer('call everything__echo {"message":"hi there"}', /^result: /, true);
+    expect(offered(rig!)).toEqual(expect.arrayContaining(['everything__echo', 'everything__get-sum', 'everything__get-env', 'everything__get-tiny-image']));
+    const echoed = await answer(rig!, 'call everything__echo {"message":"hi there"}', /^result: /, true);
     expect(echoed).toMatch(/Echo: hi there/);
     expect(echoed).toMatch(/untrusted/i);
-    const image = await answer('call everything__get-tiny-image', /image\/png/, true);
+    const image = await answer(rig!, 'call everything__get-tiny-image', /image\/png/, true);
     expect(image).toMatch(/\[image: image\/png, [\d.]+ (bytes|KB)\]/);
-    const env = await answer('call everything__get-env', /GREETING/, true);
+    const env = await answer(rig!, 'call everything__get-env', /GREETING/, true);
     expect(env).toContain('hello');
     expect(env).not.toContain('PINCER_TEST_SECRET_VARIABLE');
     expect(env).not.toContain('sk-should-never');
     rig.platform.channel.command({ chat: dm, sender: ada, name: 'mcp', args: '' });
-    await rig.platform.waitFor(() => texts().some((t) => /• everything: ready \(stdio\), \d+ tools/.test(t)), 5_000, 'the /mcp status');
+    await rig.platform.waitFor(() => texts(rig!).some((t) => /• everything: ready \(stdio\), \d+ tools/.test(t)), 5_000, 'the /mcp status');
   }, 60_000);
 
   it('Always allow sticks for an MCP tool, /policy disable hides it from the next request, and a missing command does not stop the start', async () => {
@@ -98,11 +67,11 @@ describe('MCP servers', () => {
     const prompt = await rig.platform.waitFor(() => rig!.platform.approvalsIn(dm)[0], 10_000, 'the prompt');
     expect(prompt.actions).toContain('always');
     rig.platform.channel.press(prompt.prompt.id, 'always', ada);
-    await rig.platform.waitFor(() => texts().some((t) => /Echo: one/.test(t)), 10_000, 'the first echo');
-    await answer('call everything__echo {"message":"two"}', /Echo: two/);
+    await rig.platform.waitFor(() => texts(rig!).some((t) => /Echo: one/.test(t)), 10_000, 'the first echo');
+    await answer(rig!, 'call everything__echo {"message":"two"}', /Echo: two/);
     expect(rig.platform.approvalsIn(dm)).toHaveLength(1);
     rig.platform.channel.command({ chat: dm, sender: ada, name: 'policy', args: 'disable everything__echo global' });
-    await rig.platform.waitFor(() => texts().some((t) => /everything__echo.*disable/i.test(t)), 5_000, 'the policy confirmation');
+    await rig.platform.waitFor(() => texts(rig!).some((t) => /everything__echo.*disable/i.test(t)), 5_000, 'the policy confirmation');
     rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'hello' });
     await rig.platform.waitFor(() => rig!.llm.requests.at(-1)?.messages.at(-1)?.content === 'hello', 5_000, 'the next request');
     expect(rig.llm.requests.at(-1)!.tools?.map((t) => t.function.name)).not.toContain('everything__echo');
@@ -131,11 +100,11 @@ describe('MCP servers', () => {
       });
     });
     rig = await startAppRig({ responder: model, config: { mcp: { servers: { web: { url: `http://127.0.0.1:${port}/mcp`, approval: 'never' } } } } });
-    expect(offered()).toContain('web__get-sum');
-    const sum = await answer('call web__get-sum {"a":2,"b":3}', /^result: /);
+    expect(offered(rig!)).toContain('web__get-sum');
+    const sum = await answer(rig!, 'call web__get-sum {"a":2,"b":3}', /^result: /);
     expect(sum).toMatch(/The sum of 2 and 3 is 5/);
     rig.platform.channel.command({ chat: dm, sender: ada, name: 'mcp', args: '' });
-    await rig.platform.waitFor(() => texts().some((t) => /• web: ready \(streamable-http\)/.test(t)), 5_000, 'the /mcp status');
+    await rig.platform.waitFor(() => texts(rig!).some((t) => /• web: ready \(streamable-http\)/.test(t)), 5_000, 'the /mcp status');
   }, 60_000);
 
   describe('our fixture server', () => {
@@ -153,20 +122,20 @@ describe('MCP servers', () => {
     it('a crash withdraws its tools; the server is restarted and they come back', async () => {
       const f = fixture();
       rig = await startAppRig({ responder: model, config: f.config });
-      expect(offered()).toContain('fix__slow');
-      await answer('call fix__crash', /^result: /);
-      await rig.platform.waitFor(() => !offered().includes('fix__slow'), 10_000, 'the tools withdrawn');
+      expect(offered(rig!)).toContain('fix__slow');
+      await answer(rig!, 'call fix__crash', /^result: /);
+      await rig.platform.waitFor(() => !offered(rig!).includes('fix__slow'), 10_000, 'the tools withdrawn');
       // The bot keeps answering meanwhile.
-      await answer('just chatting', /^ok$/);
+      await answer(rig!, 'just chatting', /^ok$/);
       expect(rig.app.services.registry.sourceStatuses().find((s) => s.name === 'mcp:fix')).toMatchObject({ state: expect.stringMatching(/failed|starting/) });
-      await rig.platform.waitFor(() => offered().includes('fix__slow'), 15_000, 'the tools back after the restart');
+      await rig.platform.waitFor(() => offered(rig!).includes('fix__slow'), 15_000, 'the tools back after the restart');
       expect(f.events().filter((e) => e === 'started').length).toBeGreaterThanOrEqual(2);
     }, 60_000);
 
     it('a call past the server\'s time limit fails with a clear result', async () => {
       const f = fixture({ timeoutMs: 500 });
       rig = await startAppRig({ responder: model, config: f.config });
-      const slow = await answer('call fix__slow {"ms":5000}', /^result: /);
+      const slow = await answer(rig!, 'call fix__slow {"ms":5000}', /^result: /);
       expect(slow).toMatch(/time|timed out/i);
       expect(slow).not.toMatch(/waited 5000 ms/);
     }, 60_000);
@@ -174,10 +143,10 @@ describe('MCP servers', () => {
     it('a new tool announced with tools/list_changed is offered in the next model request', async () => {
       const f = fixture();
       rig = await startAppRig({ responder: model, config: f.config });
-      expect(offered()).not.toContain('fix__added');
-      await answer('call fix__add_tool', /added the tool/);
-      await rig.platform.waitFor(() => offered().includes('fix__added'), 5_000, 'the new tool');
-      const ran = await answer('call fix__added', /the added tool ran/);
+      expect(offered(rig!)).not.toContain('fix__added');
+      await answer(rig!, 'call fix__add_tool', /added the tool/);
+      await rig.platform.waitFor(() => offered(rig!).includes('fix__added'), 5_000, 'the new tool');
+      const ran = await answer(rig!, 'call fix__added', /the added tool ran/);
       expect(ran).toContain('the added tool ran');
       expect(rig.llm.requests.at(-2)!.tools?.map((t) => t.function.name)).toContain('fix__added');
     }, 60_000);
@@ -190,7 +159,7 @@ describe('MCP servers', () => {
       await new Promise((resolve) => setTimeout(resolve, 500));
       const asked = Date.now();
       rig.platform.channel.command({ chat: dm, sender: ada, name: 'stop', args: '' });
-      await rig.platform.waitFor(() => texts().some((t) => /stopped/i.test(t)), 2_000, 'the turn to end');
+      await rig.platform.waitFor(() => texts(rig!).some((t) => /stopped/i.test(t)), 2_000, 'the turn to end');
       expect(Date.now() - asked).toBeLessThan(2_000);
       await rig.app.runtime.idle();
       await rig.platform.waitFor(() => f.events().includes('cancelled 30000'), 5_000, 'the server told of the cancellation');
