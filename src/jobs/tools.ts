@@ -12,6 +12,7 @@ import { StaticToolSource } from '../tools/source.js';
 import type { Tool, ToolContext } from '../tools/types.js';
 import { JOB_STATES, type JobRecord } from './job.js';
 import type { JobStore } from './job-store.js';
+import { checkJobBounds, checkJobRequest } from './limits.js';
 import { jobStatusLine } from './progress.js';
 import type { JobScheduler } from './scheduler.js';
 
@@ -60,7 +61,9 @@ export function jobTools(deps: JobToolDeps): [Tool<typeof createParams>, Tool<ty
       readOnly: false,
       requiresApproval: () => 'unlessAutoApproved',
       describe: ({ title, tools }) => `Start the background job "${title}"${tools?.length ? ` with ${tools.join(', ')}` : ''}`,
+      precheck: (params, ctx) => checkJobRequest(deps.jobs, ctx.userId, params, deps.config.jobs),
       async execute(params, ctx) {
+        checkJobBounds(params, deps.config.jobs);
         const record = await deps.history.get(ctx.threadKey);
         if (!record) throw new ToolError('this conversation is not known yet; try again after one message.');
         const { jobs } = deps.config;

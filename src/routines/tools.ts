@@ -10,6 +10,7 @@ import type { Config } from '../config/schema.js';
 import { ToolError } from '../errors.js';
 import { StaticToolSource } from '../tools/source.js';
 import type { Tool } from '../tools/types.js';
+import { checkRoutineCount } from './limits.js';
 import { RoutineStore, type Routine } from './routine.js';
 import { describeSchedule, formatTime, isTimeZone, nextFirings, parseSchedule, shortestGap, type Schedule } from './schedule.js';
 import type { RoutineScheduler } from './scheduler.js';
@@ -81,6 +82,7 @@ export function routineTools(deps: RoutineToolDeps): [Tool<typeof scheduleParams
           return `Schedule something (${error instanceof Error ? error.message : 'invalid schedule'})`;
         }
       },
+      precheck: (_args, ctx) => checkRoutineCount(deps.routines, ctx.userId, deps.config.routines),
       async execute(args, ctx) {
         const { schedule, timezone } = planned(args);
         const record = await deps.history.get(ctx.threadKey);
