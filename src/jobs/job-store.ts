@@ -11,7 +11,7 @@ import { ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { IdIndex, type IndexEntry } from '../store/id-index.js';
 import type { Namespace, Store } from '../store/store.js';
-import { canTransition, FINAL_STATES, JobRecordSchema, newJob, OPEN_STATES, type JobRecord, type JobRequest, type JobState } from './job.js';
+import { canTransition, FINAL_STATES, JobRecordSchema, newJob, type JobRecord, type JobRequest, type JobState } from './job.js';
 
 /** The list of every job. */
 const ALL = 'all';
@@ -66,7 +66,7 @@ export class JobStore {
     await this.ready();
     const job = newJob(newJobId(), request);
     const owner = ownerKey(job.owner);
-    if (check) await this.settle(owner);
+    if (check) await this.settle(owner, KEPT_FINISHED_PER_OWNER);
     const refusal = await this.ids.add(owner, job.id, check && ((entries) => check(openCount(entries))), job.createdAt);
     if (refusal) throw new ToolError(refusal);
     await this.ids.add(scopeKey(job.origin.scope), job.id, undefined, job.createdAt);
@@ -141,9 +141,10 @@ export class JobStore {
       });
   }
 
-  /** Jobs that have not ended: start-up resumes them. */
-  unfinished(): Promise<JobRecord[]> {
-    return this.list({ states: OPEN_STATES });
+  /** Jobs that have not ended, newest first: start-up resumes them (and the list of all jobs is put right on the way). */
+  async unfinished(): Promise<JobRecord[]> {
+    await this.ready();
+    return this.settle(ALL, KEPT_FINISHED);
   }
 
   /** A finished job's record expires in time; its lists mark it ended and keep the newest finished ones. */
@@ -155,11 +156,16 @@ export class JobStore {
     await this.ids.end(ALL, ended, KEPT_FINISHED);
   }
 
-  /** Marks as ended the jobs listed open under `key` whose record has ended (a crash came between the two writes). */
-  private async settle(key: string): Promise<void> {
+  /**
+   * The jobs listed open under `key` that have not ended, newest first; those
+   * whose record has ended (a crash came between the two writes) are marked
+   * ended on the way.
+   */
+  private async settle(key: string, keepEnded: number): Promise<JobRecord[]> {
     const open = await this.ids.read(key, (id) => this.records.get(id), (entry) => entry.ended === undefined);
     const ended = new Map(open.flatMap(({ record }) => (record && FINAL_STATES.has(record.state) ? [[record.id, record.finishedAt ?? record.updatedAt] as const] : [])));
-    await this.ids.end(key, ended, KEPT_FINISHED_PER_OWNER);
+    await this.ids.end(key, ended, keepEnded);
+    return open.flatMap(({ record }) => (record && !FINAL_STATES.has(record.state) ? [record] : [])).reverse();
   }
 
   /** Lists the jobs of the single list earlier versions kept, once (a failure is tried again on the next call). */

@@ -64,6 +64,17 @@ describe('the job store', () => {
     expect((await jobs.unfinished()).map((job) => job.title).sort()).toEqual(['second', 'third']);
   });
 
+  it('puts the list of all jobs right at start-up when a job ended without its lists knowing (a crash in between)', async () => {
+    const store = await openStore();
+    const jobs = new JobStore(store, silentLogger);
+    const job = await jobs.create(request('test:ada', 'crashed'));
+    // The record ended, the lists were not told.
+    await store.namespace('jobs', z.unknown(), 1).set(job.id, { ...job, state: 'completed', finishedAt: 7 });
+    expect(await jobs.unfinished()).toEqual([]);
+    const all = await store.namespace('job-ids', z.array(IndexEntrySchema), 1).get('all');
+    expect(all).toEqual([expect.objectContaining({ id: job.id, ended: 7 })]);
+  });
+
   it('adopts the single list of earlier versions once, by owner and scope', async () => {
     const store = await openStore();
     const records = store.namespace('jobs', z.unknown(), 1);
