@@ -32,7 +32,8 @@ import { RedisSettingsVersion } from './cluster/settings-version.js';
 import { RedisThreadStorage } from './cluster/thread-storage.js';
 import { ClusterThreads } from './cluster/threads.js';
 import { KeyvThreadStorage } from './agent/thread-log.js';
-import { RedisClaims, RoutineStore, StoreClaims } from './routines/routine.js';
+import { firingClaimsFor } from './routines/claims.js';
+import { RoutineStore } from './routines/routine.js';
 import { routineToolSource } from './routines/tools.js';
 import { jobToolSource } from './jobs/tools.js';
 import { ModelCatalog } from './llm/models.js';
@@ -131,7 +132,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     redactor,
     log,
     audit,
-    config: { toolConcurrency: config.agent.toolConcurrency, maxOutputChars: config.tools.maxOutputChars },
+    config: { toolConcurrency: config.agent.toolConcurrency, maxOutputChars: config.tools.maxOutputChars, maxToolCallsPerBatch: config.agent.maxToolCallsPerBatch },
     // Tools' rate limits hold for the bot as a whole, not per instance.
     ...(cluster ? { rateLimiter: new RedisRateLimiter(cluster.node.redis) } : {}),
   });
@@ -186,7 +187,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     events,
     jobs: new JobStore(store, log),
     routines: new RoutineStore(store, log),
-    firingClaims: isRedisUrl(config.storeUrl) ? new RedisClaims(config.storeUrl!) : new StoreClaims(store),
+    firingClaims: firingClaimsFor(config, store),
     ...(cluster ? { cluster } : {}),
   };
   const runtime = new Runtime(services, channels);

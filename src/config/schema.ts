@@ -87,17 +87,32 @@ export const ModelEntrySchema = z.strictObject({
 });
 
 /** Background jobs (SPEC section 12). */
-export const JobsConfigSchema = z.strictObject({
-  /** Jobs running at once; more wait their turn. */
-  maxParallel: z.number().int().min(1).max(1_000).default(4),
-  /** Whether a job's call outside its allowed tools asks its owner (in a DM) instead of being refused. */
-  askOwner: z.boolean().default(true),
-  /** Repairs of a stuck job (one that timed out) before it fails. */
-  maxRepairAttempts: z.number().int().min(0).max(10).default(2),
-  /** Defaults of `create_job`'s `maxIterations` and `timeoutMinutes`. */
-  maxIterations: z.number().int().min(1).max(500).default(30),
-  timeoutMinutes: z.number().positive().max(24 * 60).default(30),
-});
+export const JobsConfigSchema = z
+  .strictObject({
+    /** Jobs running at once; more wait their turn. */
+    maxParallel: z.number().int().min(1).max(1_000).default(4),
+    /** Whether a job's call outside its allowed tools asks its owner (in a DM) instead of being refused. */
+    askOwner: z.boolean().default(true),
+    /** Repairs of a stuck job (one that timed out) before it fails. */
+    maxRepairAttempts: z.number().int().min(0).max(10).default(2),
+    /** Defaults of `create_job`'s `maxIterations` and `timeoutMinutes`. */
+    maxIterations: z.number().int().min(1).max(500).default(30),
+    timeoutMinutes: z.number().positive().max(24 * 60).default(30),
+    /** The most `maxIterations` and `timeoutMinutes` a model may ask for; the defaults above stay within them. */
+    maxIterationsLimit: z.number().int().min(1).max(500).default(100),
+    maxTimeoutMinutes: z.number().positive().max(24 * 60).default(240),
+    /** Jobs of one person that have not ended (pending, running, waiting, stuck); another is refused. */
+    maxActivePerUser: z.number().int().min(1).max(1_000).default(5),
+  })
+  .superRefine((jobs, ctx) => {
+    // A default above its bound would make every job that takes the default a refused one.
+    if (jobs.maxIterations > jobs.maxIterationsLimit) {
+      ctx.addIssue({ code: 'custom', path: ['maxIterations'], message: `must be at most jobs.maxIterationsLimit (${jobs.maxIterationsLimit})` });
+    }
+    if (jobs.timeoutMinutes > jobs.maxTimeoutMinutes) {
+      ctx.addIssue({ code: 'custom', path: ['timeoutMinutes'], message: `must be at most jobs.maxTimeoutMinutes (${jobs.maxTimeoutMinutes})` });
+    }
+  });
 
 /** Routines: reminders and scheduled work (SPEC section 13). */
 export const RoutinesConfigSchema = z.strictObject({
@@ -107,6 +122,8 @@ export const RoutinesConfigSchema = z.strictObject({
   catchUpWindow: z.string().regex(/^(\d+(\.\d+)?[smhdw])+$/, 'a duration such as 30m, 1h or 1d').default('1h'),
   /** The shortest time between two firings of one routine. */
   minIntervalSeconds: z.number().int().min(1).default(60),
+  /** Routines one person may have; another is refused. */
+  maxPerUser: z.number().int().min(1).max(10_000).default(20),
 });
 
 const ApprovalModeSchema = z.enum(['never', 'unlessAutoApproved', 'always']);
@@ -242,6 +259,8 @@ export const AgentConfigSchema = z.strictObject({
   approvalTimeoutMs: z.number().int().min(1000).default(600_000),
   shutdownTimeoutMs: z.number().int().min(100).default(10_000),
   toolConcurrency: z.number().int().min(1).max(64).default(4),
+  /** Tool calls one model response may make; the calls beyond it get an error result and do not run. */
+  maxToolCallsPerBatch: z.number().int().min(1).max(256).default(16),
   loopGuards: LoopGuardsSchema.default(DEFAULT_LOOP_GUARDS),
 });
 

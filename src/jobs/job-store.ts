@@ -1,20 +1,29 @@
 /**
- * Jobs in the store: one record per job, and an index of job ids so that
- * `/jobs`, the tools and start-up can find them without scanning the store.
+ * Jobs in the store: one record per job, listed by owner, by conversation
+ * scope and all together (see {@link IdIndex}), so that `/jobs`, the tools, the
+ * per-person limit and start-up read the jobs they are about and no others.
  * Every state change goes through {@link JobStore.transition}, which refuses
  * (and logs) a change the transition table does not allow.
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
+import { ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { IdIndex, type IndexEntry } from '../store/id-index.js';
 import type { Namespace, Store } from '../store/store.js';
 import { canTransition, FINAL_STATES, JobRecordSchema, newJob, type JobRecord, type JobRequest, type JobState } from './job.js';
 
-const INDEX_KEY = 'all';
-/** Finished jobs kept findable; older finished ones leave the index (their records expire). */
+/** The list of every job. */
+const ALL = 'all';
+/** Finished jobs kept listed, all together and per scope; older ones leave the lists (their records expire). */
 const KEPT_FINISHED = 500;
+/** Finished jobs kept listed per owner. */
+const KEPT_FINISHED_PER_OWNER = 100;
 /** How long a finished job's record is kept. */
 const FINISHED_TTL_MS = 30 * 24 * 3_600_000;
+
+const ownerKey = (owner: string) => `owner:${owner}`;
+const scopeKey = (scope: string) => `scope:${scope}`;
 
 /** The outcome of a state change. */
 export type TransitionResult = { ok: true; job: JobRecord } | { ok: false; reason: string };
@@ -27,24 +36,42 @@ export interface JobFilter {
   states?: readonly JobState[];
 }
 
+/** Decides whether one more job may start, given how many of its owner's have not ended: a reason to refuse, or undefined. */
+export type ActiveJobsCheck = (active: number) => string | undefined;
+
 /** Reads and writes jobs. */
 export class JobStore {
   private readonly records: Namespace<JobRecord>;
-  private readonly index: Namespace<string[]>;
+  private readonly ids: IdIndex;
+  /** The single list of job ids that earlier versions kept. */
+  private readonly legacyIndex: Namespace<string[]>;
+  private adopted: Promise<void> | undefined;
 
   constructor(
     store: Store,
     private readonly log: Logger,
   ) {
     this.records = store.namespace('jobs', JobRecordSchema, 1);
-    this.index = store.namespace('jobs-index', z.array(z.string()), 1);
+    this.ids = new IdIndex(store, 'job-ids');
+    this.legacyIndex = store.namespace('jobs-index', z.array(z.string()), 1);
   }
 
-  /** Persists a new pending job and indexes it; resolves once both are written. */
-  async create(request: JobRequest): Promise<JobRecord> {
+  /**
+   * Persists a new pending job, listed before its record is written; resolves
+   * once both are. With `check`, the count of its owner's jobs that have not
+   * ended is checked and the job listed in one atomic step; a refusal is thrown
+   * as a ToolError with the check's reason.
+   */
+  async create(request: JobRequest, check?: ActiveJobsCheck): Promise<JobRecord> {
+    await this.ready();
     const job = newJob(newJobId(), request);
+    const owner = ownerKey(job.owner);
+    if (check) await this.settle(owner, KEPT_FINISHED_PER_OWNER);
+    const refusal = await this.ids.add(owner, job.id, check && ((entries) => check(openCount(entries))), job.createdAt);
+    if (refusal) throw new ToolError(refusal);
+    await this.ids.add(scopeKey(job.origin.scope), job.id, undefined, job.createdAt);
+    await this.ids.add(ALL, job.id, undefined, job.createdAt);
     await this.records.set(job.id, job);
-    await this.index.update(INDEX_KEY, (ids) => [...(ids ?? []), job.id]);
     return job;
   }
 
@@ -94,34 +121,81 @@ export class JobStore {
     return { ok: true, job: updated };
   }
 
-  /** Jobs matching `filter`, newest first. */
+  /**
+   * Jobs matching `filter`, newest first. One owner's or one scope's jobs are
+   * read from their own list; only a listing of everything reads every job.
+   */
   async list(filter: JobFilter = {}): Promise<JobRecord[]> {
-    const ids = (await this.index.get(INDEX_KEY)) ?? [];
-    const jobs = await Promise.all([...ids].reverse().map((id) => this.records.get(id)));
-    return jobs.filter((job): job is JobRecord => {
-      if (!job) return false;
-      if (filter.owner && job.owner !== filter.owner) return false;
-      if (filter.scope && job.origin.scope !== filter.scope) return false;
-      return !filter.states || filter.states.includes(job.state);
-    });
+    await this.ready();
+    const key = filter.owner ? ownerKey(filter.owner) : filter.scope ? scopeKey(filter.scope) : ALL;
+    const onlyOpen = filter.states?.every((state) => !FINAL_STATES.has(state)) ?? false;
+    const listed = await this.ids.read(key, (id) => this.records.get(id), onlyOpen ? (entry) => entry.ended === undefined : undefined);
+    return listed
+      .map((item) => item.record)
+      .reverse()
+      .filter((job): job is JobRecord => {
+        if (!job) return false;
+        if (filter.owner && job.owner !== filter.owner) return false;
+        if (filter.scope && job.origin.scope !== filter.scope) return false;
+        return !filter.states || filter.states.includes(job.state);
+      });
   }
 
-  /** Jobs that have not ended: start-up resumes them. */
-  unfinished(): Promise<JobRecord[]> {
-    return this.list({ states: ['pending', 'in_progress', 'waiting_approval', 'stuck'] });
+  /** Jobs that have not ended, newest first: start-up resumes them (and the list of all jobs is put right on the way). */
+  async unfinished(): Promise<JobRecord[]> {
+    await this.ready();
+    return this.settle(ALL, KEPT_FINISHED);
   }
 
-  /** A finished job's record expires in time; the index keeps the newest finished ones. */
+  /** A finished job's record expires in time; its lists mark it ended and keep the newest finished ones. */
   private async retire(job: JobRecord): Promise<void> {
     await this.records.set(job.id, job, FINISHED_TTL_MS);
-    const ids = (await this.index.get(INDEX_KEY)) ?? [];
-    if (ids.length <= KEPT_FINISHED * 2) return;
-    const jobs = await Promise.all(ids.map((id) => this.records.get(id)));
-    const finished = jobs.filter((entry): entry is JobRecord => Boolean(entry && FINAL_STATES.has(entry.state))).map((entry) => entry.id);
-    const drop = new Set(finished.slice(0, Math.max(0, finished.length - KEPT_FINISHED)));
-    const gone = new Set(ids.filter((_, i) => !jobs[i]));
-    await this.index.update(INDEX_KEY, (current) => (current ?? []).filter((id) => !drop.has(id) && !gone.has(id)));
+    const ended = new Map([[job.id, job.finishedAt ?? job.updatedAt]]);
+    await this.ids.end(ownerKey(job.owner), ended, KEPT_FINISHED_PER_OWNER);
+    await this.ids.end(scopeKey(job.origin.scope), ended, KEPT_FINISHED);
+    await this.ids.end(ALL, ended, KEPT_FINISHED);
   }
+
+  /**
+   * The jobs listed open under `key` that have not ended, newest first; those
+   * whose record has ended (a crash came between the two writes) are marked
+   * ended on the way.
+   */
+  private async settle(key: string, keepEnded: number): Promise<JobRecord[]> {
+    const open = await this.ids.read(key, (id) => this.records.get(id), (entry) => entry.ended === undefined);
+    const ended = new Map(open.flatMap(({ record }) => (record && FINAL_STATES.has(record.state) ? [[record.id, record.finishedAt ?? record.updatedAt] as const] : [])));
+    await this.ids.end(key, ended, keepEnded);
+    return open.flatMap(({ record }) => (record && !FINAL_STATES.has(record.state) ? [record] : [])).reverse();
+  }
+
+  /** Lists the jobs of the single list earlier versions kept, once (a failure is tried again on the next call). */
+  private ready(): Promise<void> {
+    this.adopted ??= this.adoptLegacyIndex().catch((error: unknown) => {
+      this.adopted = undefined;
+      throw error;
+    });
+    return this.adopted;
+  }
+
+  private async adoptLegacyIndex(): Promise<void> {
+    const ids = await this.legacyIndex.get(ALL);
+    if (!ids) return;
+    const byKey = new Map<string, IndexEntry[]>();
+    for (const id of ids) {
+      const job = await this.records.get(id);
+      if (!job) continue;
+      const entry: IndexEntry = { id, at: job.createdAt, ...(FINAL_STATES.has(job.state) ? { ended: job.finishedAt ?? job.updatedAt } : {}) };
+      for (const key of [ownerKey(job.owner), scopeKey(job.origin.scope), ALL]) byKey.set(key, [...(byKey.get(key) ?? []), entry]);
+    }
+    for (const [key, entries] of byKey) await this.ids.merge(key, entries);
+    await this.legacyIndex.delete(ALL);
+    this.log.info({ jobs: ids.length }, 'jobs listed by owner and scope');
+  }
+}
+
+/** Listed jobs that have not ended. */
+function openCount(entries: readonly IndexEntry[]): number {
+  return entries.filter((entry) => entry.ended === undefined).length;
 }
 
 /** A short id people can type: `j` and 8 characters. */

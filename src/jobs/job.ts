@@ -14,6 +14,9 @@ export type JobState = (typeof JOB_STATES)[number];
 /** States a job never leaves. */
 export const FINAL_STATES: ReadonlySet<JobState> = new Set(['completed', 'failed', 'cancelled']);
 
+/** States of a job that has not ended: it counts against its owner's `jobs.maxActivePerUser`. */
+export const OPEN_STATES: readonly JobState[] = JOB_STATES.filter((state) => !FINAL_STATES.has(state));
+
 /**
  * The legal transitions (SPEC 12): `pending` starts; `in_progress` and
  * `waiting_approval` go back and forth; a running job ends completed, failed,

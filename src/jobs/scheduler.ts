@@ -29,6 +29,8 @@ import { jobFailure, jobIdOfThread, jobThreadKey, NOT_APPROVED, ownerDm, REPAIR_
 import { toolResult } from '../llm/call-ids.js';
 import type { JobStore } from './job-store.js';
 import { InProcessEngine, type JobEngine } from './engine.js';
+import { activeJobsCheck, refusalOnly, withinBounds } from './limits.js';
+import { ToolError } from '../errors.js';
 import { JobProgress } from './progress.js';
 import { accessLost, ownerAdmitted } from './owner-access.js';
 
@@ -96,9 +98,9 @@ export class JobScheduler {
     await this.engine.stop();
   }
 
-  /** Creates a job: persisted as `pending` first, then scheduled. */
+  /** Creates a job: persisted as `pending` first, then scheduled; refused (a ToolError) past `jobs.maxActivePerUser`. */
   async create(request: JobRequest): Promise<JobRecord> {
-    const job = await this.jobs.create(request);
+    const job = await this.jobs.create(request, activeJobsCheck(this.config));
     this.services.log.info({ job: job.id, owner: job.owner }, 'job created');
     const progress = this.progressOf(job);
     await progress.update(job, true);
@@ -145,7 +147,8 @@ export class JobScheduler {
     if (!job) return { ok: false, message: `There is no job ${id}.` };
     if (!FINAL_STATES.has(job.state)) return { ok: false, message: `Job ${id} has not ended (${job.state}); cancel it first.` };
     const { title, goal, owner, ownerName, origin, tools, standing, plan, maxIterations, timeoutMs } = job;
-    const again = await this.create({ title, goal, owner, ownerName, origin, tools, ...(standing ? { standing } : {}), plan, maxIterations, timeoutMs });
+    const again = await this.create(withinBounds({ title, goal, owner, ownerName, origin, tools, ...(standing ? { standing } : {}), plan, maxIterations, timeoutMs }, this.config)).catch(refusalOnly);
+    if (again instanceof ToolError) return { ok: false, message: `Job ${id} was not run again: ${again.modelMessage}` };
     return { ok: true, message: `Job ${id} runs again as job ${again.id}.`, job: again };
   }
 

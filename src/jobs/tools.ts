@@ -13,6 +13,7 @@ import type { GrantRules } from '../tools/grants.js';
 import type { Tool, ToolContext } from '../tools/types.js';
 import { JOB_STATES, type JobRecord } from './job.js';
 import type { JobStore } from './job-store.js';
+import { checkJobBounds, checkJobRequest } from './limits.js';
 import { jobStatusLine } from './progress.js';
 import type { JobScheduler } from './scheduler.js';
 
@@ -72,7 +73,9 @@ export function jobTools(deps: JobToolDeps): [Tool<typeof createParams>, Tool<ty
         const tools = await deps.grants.spell(params.tools, ctx);
         return { tools, params: { ...params, tools } };
       },
+      precheck: (params, ctx) => checkJobRequest(deps.jobs, ctx.userId, params, deps.config.jobs),
       async execute(params, ctx) {
+        checkJobBounds(params, deps.config.jobs);
         const record = await deps.history.get(ctx.threadKey);
         if (!record) throw new ToolError('this conversation is not known yet; try again after one message.');
         const { jobs } = deps.config;

@@ -2,14 +2,16 @@
  * A routine (SPEC section 13): a reminder (`message`, sent as is) or a
  * `prompt` run as a background job, on a schedule, owned by the person who
  * asked, posting in the conversation it was created in. Firings are claimed
- * by a deterministic id (routine id and scheduled time) before they run, so
- * that no restart, retry or second instance runs one twice.
+ * by a deterministic id before they run (see claims.ts). Routines are listed
+ * by owner, by conversation scope and all together (see {@link IdIndex}), so
+ * that one person's listing and their limit read their routines only.
  */
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ChatRecordSchema } from '../agent/history.js';
+import { ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { IdIndex, type IndexEntry } from '../store/id-index.js';
 import type { Namespace, Store } from '../store/store.js';
 import { ScheduleSchema } from './schedule.js';
 
@@ -32,81 +34,40 @@ export const RoutineSchema = z.object({
   nextAt: z.number().optional(),
   lastAt: z.number().optional(),
   lastResult: z.string().optional(),
-  /** Firings skipped because they were missed by more than the catch-up window. */
-  skipped: z.array(z.object({ at: z.number(), recordedAt: z.number() })),
+  /** The job its latest firing started (a prompt routine): while it runs, no other starts. */
+  lastJobId: z.string().optional(),
+  /** Firings that did not run: missed by more than the catch-up window, or refused (`reason`). */
+  skipped: z.array(z.object({ at: z.number(), recordedAt: z.number(), reason: z.string().optional() })),
   createdAt: z.number(),
 });
 export type Routine = z.infer<typeof RoutineSchema>;
 
-const INDEX_KEY = 'all';
+/** The list of every routine. */
+const ALL = 'all';
 /** Skipped firings kept per routine. */
 const KEPT_SKIPPED = 20;
-/** How long a firing's claim is kept: longer than any retry or restart could come back to it. */
-const CLAIM_TTL_MS = 30 * 86_400_000;
 
-/** The id of one firing: the same on every instance and after every restart. */
-export function firingId(routineId: string, at: number): string {
-  return `${routineId}_${at}`;
-}
+const ownerKey = (owner: string) => `owner:${owner}`;
+const scopeKey = (scope: string) => `scope:${scope}`;
 
-/** Claims a firing once, atomically, among every process that shares the store. */
-export interface FiringClaims {
-  /** True for the one caller that claimed `id` first; false for everyone after. */
-  claim(id: string): Promise<boolean>;
-  close(): Promise<void>;
-}
+/** Decides whether a person with `count` routines may have one more: a reason to refuse, or undefined. */
+export type RoutineCountCheck = (count: number) => string | undefined;
 
-/** Claims within one process over the store (SQLite and Postgres run one process per store). */
-export class StoreClaims implements FiringClaims {
-  private readonly claims: Namespace<number>;
-
-  constructor(store: Store) {
-    this.claims = store.namespace('routine-firing', z.number(), 1);
-  }
-
-  async claim(id: string): Promise<boolean> {
-    let claimed = false;
-    await this.claims.update(id, (current) => {
-      if (current !== undefined) return current;
-      claimed = true;
-      return Date.now();
-    });
-    return claimed;
-  }
-
-  async close(): Promise<void> {}
-}
-
-/** Claims with Redis `SET NX`, atomic across every instance on the Redis store. */
-export class RedisClaims implements FiringClaims {
-  private client: Redis | undefined;
-
-  constructor(private readonly url: string) {}
-
-  async claim(id: string): Promise<boolean> {
-    if (!this.client) {
-      const { Redis } = await import('ioredis');
-      this.client = new Redis(this.url, { maxRetriesPerRequest: 3 });
-    }
-    return (await this.client.set(`pincer:routine-firing:${id}`, String(Date.now()), 'PX', CLAIM_TTL_MS, 'NX')) === 'OK';
-  }
-
-  async close(): Promise<void> {
-    this.client?.disconnect();
-  }
-}
-
-/** Routines in the store, with an index to list them. */
+/** Routines in the store, listed by owner, by scope and all together. */
 export class RoutineStore {
   private readonly records: Namespace<Routine>;
-  private readonly index: Namespace<string[]>;
+  private readonly ids: IdIndex;
+  /** The single list of routine ids that earlier versions kept. */
+  private readonly legacyIndex: Namespace<string[]>;
+  private adopted: Promise<void> | undefined;
 
   constructor(
     store: Store,
     private readonly log: Logger,
   ) {
     this.records = store.namespace('routines', RoutineSchema, 1);
-    this.index = store.namespace('routines-index', z.array(z.string()), 1);
+    this.ids = new IdIndex(store, 'routine-ids');
+    this.legacyIndex = store.namespace('routines-index', z.array(z.string()), 1);
   }
 
   /** A new routine's id: `r` and 8 characters. */
@@ -114,9 +75,21 @@ export class RoutineStore {
     return `r${randomBytes(6).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '').padEnd(8, '0').slice(0, 8)}`;
   }
 
-  async create(routine: Routine): Promise<Routine> {
+  /**
+   * Stores a routine, listed before its record is written. With `check`, the
+   * count of its owner's routines is checked and the routine listed in one
+   * atomic step; a refusal is thrown as a ToolError with the check's reason.
+   */
+  async create(routine: Routine, check?: RoutineCountCheck): Promise<Routine> {
+    await this.ready();
+    const owner = ownerKey(routine.owner);
+    // Reading the owner's list unlists ids whose record never came (a crash), so that they do not count.
+    if (check) await this.ids.read(owner, (id) => this.records.get(id));
+    const refusal = await this.ids.add(owner, routine.id, check && ((entries) => check(entries.length)));
+    if (refusal) throw new ToolError(refusal);
+    await this.ids.add(scopeKey(routine.origin.scope), routine.id);
+    await this.ids.add(ALL, routine.id);
     await this.records.set(routine.id, routine);
-    await this.index.update(INDEX_KEY, (ids) => [...(ids ?? []), routine.id]);
     this.log.info({ routine: routine.id, owner: routine.owner }, 'routine created');
     return routine;
   }
@@ -134,20 +107,52 @@ export class RoutineStore {
     });
   }
 
+  /** Deletes the record, then unlists it (a crash in between leaves ids that readers skip and drop). */
   async delete(id: string): Promise<boolean> {
+    const routine = await this.records.get(id);
     const deleted = await this.records.delete(id);
-    await this.index.update(INDEX_KEY, (ids) => (ids ?? []).filter((entry) => entry !== id));
+    const keys = routine ? [ownerKey(routine.owner), scopeKey(routine.origin.scope), ALL] : [ALL];
+    for (const key of keys) await this.ids.remove(key, [id]);
     return deleted;
   }
 
-  /** Every routine, or only `owner`'s / those of a conversation scope, oldest first. */
+  /**
+   * Every routine, or only `owner`'s / those of a conversation scope, oldest
+   * first; one owner's or one scope's are read from their own list.
+   */
   async list(filter: { owner?: string; scope?: string } = {}): Promise<Routine[]> {
-    const ids = (await this.index.get(INDEX_KEY)) ?? [];
-    const routines = await Promise.all(ids.map((id) => this.records.get(id)));
-    return routines.filter((routine): routine is Routine => {
-      if (!routine) return false;
-      if (filter.owner && routine.owner !== filter.owner) return false;
-      return !filter.scope || routine.origin.scope === filter.scope;
+    await this.ready();
+    const key = filter.owner ? ownerKey(filter.owner) : filter.scope ? scopeKey(filter.scope) : ALL;
+    const listed = await this.ids.read(key, (id) => this.records.get(id));
+    return listed
+      .map((item) => item.record)
+      .filter((routine): routine is Routine => {
+        if (!routine) return false;
+        if (filter.owner && routine.owner !== filter.owner) return false;
+        return !filter.scope || routine.origin.scope === filter.scope;
+      });
+  }
+
+  /** Lists the routines of the single list earlier versions kept, once (a failure is tried again on the next call). */
+  private ready(): Promise<void> {
+    this.adopted ??= this.adoptLegacyIndex().catch((error: unknown) => {
+      this.adopted = undefined;
+      throw error;
     });
+    return this.adopted;
+  }
+
+  private async adoptLegacyIndex(): Promise<void> {
+    const ids = await this.legacyIndex.get(ALL);
+    if (!ids) return;
+    const byKey = new Map<string, IndexEntry[]>();
+    for (const id of ids) {
+      const routine = await this.records.get(id);
+      if (!routine) continue;
+      for (const key of [ownerKey(routine.owner), scopeKey(routine.origin.scope), ALL]) byKey.set(key, [...(byKey.get(key) ?? []), { id, at: routine.createdAt }]);
+    }
+    for (const [key, entries] of byKey) await this.ids.merge(key, entries);
+    await this.legacyIndex.delete(ALL);
+    this.log.info({ routines: ids.length }, 'routines listed by owner and scope');
   }
 }

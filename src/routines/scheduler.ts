@@ -9,23 +9,40 @@
  * Timers: in this process, or BullMQ delayed jobs (the firing id as job id)
  * when the store is Redis, so that the next firing is waiting in Redis even
  * while no instance runs. After downtime, the latest firing missed by less
- * than `routines.catchUpWindow` runs once at start; older ones are recorded as
- * skipped.
+ * than `routines.catchUpWindow` runs once, in the background after the start
+ * (messages arriving meanwhile are not held back); older ones are recorded as
+ * skipped. A prompt routine whose previous firing's job has not ended starts
+ * no other: that firing is recorded as skipped, and nobody is told.
  */
 import type { AgentServices } from '../agent/services.js';
+import { ToolError } from '../errors.js';
+import { FINAL_STATES } from '../jobs/job.js';
+import { refusalOnly } from '../jobs/limits.js';
 import type { JobScheduler } from '../jobs/scheduler.js';
 import { accessLost, ownerAdmitted } from '../jobs/owner-access.js';
 import type { Timers } from '../store/timers.js';
 import { AUTONOMOUS_WILDCARD } from '../tools/approval-rule.js';
-import { firingId, type FiringClaims, type Routine, type RoutineStore } from './routine.js';
-import { describeSchedule, nextFiring, parseDuration } from './schedule.js';
+import { catchUpWindowMs, firingId, type FiringClaims } from './claims.js';
+import { routineCountCheck } from './limits.js';
+import type { Routine, RoutineStore } from './routine.js';
+import { describeSchedule, nextFiring } from './schedule.js';
 
 /** Why a firing runs. */
 type FiringReason = 'scheduled' | 'catch-up' | 'manual';
 
+/** What a firing did: its result in words; the job it started; why it did not run; why the routine must pause. */
+interface FiringResult {
+  text: string;
+  jobId?: string;
+  skipped?: string;
+  pause?: string;
+}
+
 /** The routines of a running bot. */
 export class RoutineScheduler {
   private closed = false;
+  /** The catch-up of firings missed while down, running after the start. */
+  private catchingUp: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly services: AgentServices,
@@ -41,30 +58,28 @@ export class RoutineScheduler {
     return this.timers.name;
   }
 
-  /** Catches up what was missed while down, then arms every enabled routine. */
+  /** Arms every enabled routine, and starts catching up what was missed while down, in the background. */
   async start(): Promise<void> {
     await this.timers.start((routineId, at) => this.fire(routineId, at, 'scheduled'));
-    const window = parseDuration(this.services.config.routines.catchUpWindow) ?? 3_600_000;
-    const now = this.now();
+    const missed: Routine[] = [];
     for (const routine of await this.routines.list()) {
       if (!routine.enabled || routine.nextAt === undefined) continue;
-      if (routine.nextAt > now) {
-        await this.timers.arm(routine.id, routine.nextAt);
-        continue;
-      }
-      await this.catchUp(routine, now, window);
+      if (routine.nextAt > this.now()) await this.timers.arm(routine.id, routine.nextAt);
+      else missed.push(routine);
     }
+    this.catchingUp = this.catchUpAll(missed);
   }
 
   async stop(): Promise<void> {
     this.closed = true;
+    await this.catchingUp;
     await this.timers.stop();
     await this.claims.close();
   }
 
-  /** Stores a new routine and arms its first firing. */
+  /** Stores a new routine and arms its first firing; refused (a ToolError) past `routines.maxPerUser`. */
   async add(routine: Routine): Promise<Routine> {
-    const created = await this.routines.create(routine);
+    const created = await this.routines.create(routine, routineCountCheck(this.services.config.routines));
     if (created.enabled && created.nextAt !== undefined) await this.timers.arm(created.id, created.nextAt);
     return created;
   }
@@ -88,7 +103,9 @@ export class RoutineScheduler {
 
   async delete(id: string): Promise<boolean> {
     await this.timers.disarm(id);
-    return this.routines.delete(id);
+    const deleted = await this.routines.delete(id);
+    await this.claims.forget(id);
+    return deleted;
   }
 
   /** Runs a routine now, outside its schedule (its next firing stays as it was). */
@@ -97,6 +114,20 @@ export class RoutineScheduler {
     if (!routine) return false;
     await this.fire(id, this.now(), 'manual');
     return true;
+  }
+
+  /** Catches up each routine in turn, once the runtime reads messages (it starts reading when the start returns). */
+  private async catchUpAll(routines: Routine[]): Promise<void> {
+    await new Promise((resolve) => setImmediate(resolve));
+    const window = catchUpWindowMs(this.services.config.routines);
+    for (const routine of routines) {
+      if (this.closed) return;
+      try {
+        await this.catchUp(routine, this.now(), window);
+      } catch (error) {
+        this.services.log.error({ err: error, routine: routine.id }, 'routine catch-up failed');
+      }
+    }
   }
 
   /** The latest missed firing within the window runs once; older missed ones are recorded as skipped. */
@@ -108,7 +139,7 @@ export class RoutineScheduler {
     const skipped = missed.filter((at) => at !== runs).slice(-20);
     const next = nextFiring(routine.schedule, routine.timezone, now);
     await this.routines.update(routine.id, (entry) => {
-      entry.skipped.push(...skipped.map((at) => ({ at, recordedAt: now })));
+      entry.skipped.push(...skipped.map((at) => ({ at, recordedAt: now, reason: 'missed while the bot was down' })));
       if (next === undefined) delete entry.nextAt;
       else entry.nextAt = next;
     });
@@ -125,7 +156,7 @@ export class RoutineScheduler {
     // A timer of an older schedule (paused, resumed, or run by another instance) is not this firing.
     if (reason === 'scheduled' && (!routine.enabled || routine.nextAt !== at)) return;
     const id = reason === 'manual' ? `${firingId(routineId, at)}_manual` : firingId(routineId, at);
-    if (!(await this.claims.claim(id))) {
+    if (!(await this.claims.claim(routineId, id))) {
       this.services.log.debug({ routine: routineId, at }, 'routine firing already claimed');
       return;
     }
@@ -134,6 +165,8 @@ export class RoutineScheduler {
     const updated = await this.routines.update(routineId, (entry) => {
       entry.lastAt = at;
       entry.lastResult = result.text;
+      if (result.jobId) entry.lastJobId = result.jobId;
+      if (result.skipped) entry.skipped.push({ at, recordedAt: this.now(), reason: result.skipped });
       if (result.pause) {
         entry.enabled = false;
         entry.pausedReason = result.pause;
@@ -148,8 +181,12 @@ export class RoutineScheduler {
     if (updated?.enabled && reason !== 'manual' && next !== undefined) await this.timers.arm(routineId, next);
   }
 
-  /** Posts a reminder or starts the prompt's job; a broken configuration pauses instead of spending tokens. */
-  private async run(routine: Routine, at: number): Promise<{ text: string; pause?: string }> {
+  /**
+   * Posts a reminder or starts the prompt's job; a broken configuration pauses
+   * instead of spending tokens; a job still running from the previous firing,
+   * or a job limit reached, skips this firing.
+   */
+  private async run(routine: Routine, at: number): Promise<FiringResult> {
     const { registry, outbox, log } = this.services;
     const address = { channel: routine.origin.channel, chatId: routine.origin.chatId, ...(routine.origin.subId ? { subId: routine.origin.subId } : {}) };
     // Someone who lost access stops acting through the bot: the routine pauses, and says so once.
@@ -163,20 +200,39 @@ export class RoutineScheduler {
     const unknown = routine.tools.filter((tool) => tool !== AUTONOMOUS_WILDCARD && !registry.get(tool));
     if (unknown.length) return { text: 'not run', pause: `it uses ${unknown.length === 1 ? 'a tool that does not exist' : 'tools that do not exist'}: ${unknown.join(', ')}` };
     if (!outbox.channelOf(address)) return { text: 'not run', pause: `its conversation is on ${routine.origin.channel}, which is not running` };
+    const skipped = await this.previousStillRuns(routine);
+    if (skipped) {
+      log.info({ routine: routine.id, at, reason: skipped }, 'routine firing skipped');
+      return { text: `skipped: ${skipped}`, skipped };
+    }
     const { jobs } = this.services.config;
-    const job = await this.jobs().create({
-      title: routine.name,
-      goal: routine.action.prompt,
-      owner: routine.owner,
-      ownerName: routine.ownerName,
-      origin: routine.origin,
-      tools: routine.tools,
-      ...(routine.standing ? { standing: routine.standing } : {}),
-      plan: false,
-      maxIterations: jobs.maxIterations,
-      timeoutMs: Math.round(jobs.timeoutMinutes * 60_000),
-    });
-    return { text: `started job ${job.id}` };
+    const job = await this.jobs()
+      .create({
+        title: routine.name,
+        goal: routine.action.prompt,
+        owner: routine.owner,
+        ownerName: routine.ownerName,
+        origin: routine.origin,
+        tools: routine.tools,
+        ...(routine.standing ? { standing: routine.standing } : {}),
+        plan: false,
+        maxIterations: jobs.maxIterations,
+        timeoutMs: Math.round(jobs.timeoutMinutes * 60_000),
+      })
+      .catch(refusalOnly);
+    if (job instanceof ToolError) {
+      log.info({ routine: routine.id, at, reason: job.modelMessage }, 'routine firing skipped');
+      return { text: `skipped: ${job.modelMessage}`, skipped: job.modelMessage };
+    }
+    return { text: `started job ${job.id}`, jobId: job.id };
+  }
+
+  /** Why a prompt routine's firing may not start a job: the job of its previous firing has not ended. */
+  private async previousStillRuns(routine: Routine): Promise<string | undefined> {
+    if (!routine.lastJobId) return undefined;
+    const job = await this.services.jobs.get(routine.lastJobId);
+    if (!job || FINAL_STATES.has(job.state)) return undefined;
+    return `the job of its previous firing (${job.id}) has not ended (${job.state.replace('_', ' ')})`;
   }
 
   private async tellOwner(routine: Routine, text: string): Promise<void> {

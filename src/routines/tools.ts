@@ -12,6 +12,7 @@ import { StaticToolSource } from '../tools/source.js';
 import type { GrantRules } from '../tools/grants.js';
 import type { Tool } from '../tools/types.js';
 import { refuseInGroup } from '../jobs/tools.js';
+import { checkRoutineCount } from './limits.js';
 import { RoutineStore, type Routine } from './routine.js';
 import { describeSchedule, formatTime, isTimeZone, nextFirings, parseSchedule, shortestGap, type Schedule } from './schedule.js';
 import type { RoutineScheduler } from './scheduler.js';
@@ -90,6 +91,7 @@ export function routineTools(deps: RoutineToolDeps): [Tool<typeof scheduleParams
         const tools = args.message ? [] : await deps.grants.spell(args.tools ?? [], ctx);
         return { tools, params: { ...args, tools } };
       },
+      precheck: (_args, ctx) => checkRoutineCount(deps.routines, ctx.userId, deps.config.routines),
       async execute(args, ctx) {
         const { schedule, timezone } = planned(args);
         const spelled = args.message ? [] : await deps.grants.spell(args.tools ?? [], ctx);

@@ -23,4 +23,8 @@ export interface PipelineCore {
   runPrepared(prepared: PreparedCall, ctx: ToolContext, options: RunOptions): Promise<CallResult>;
   /** Prepared calls of one batch that may run at once (`agent.toolConcurrency`). */
   concurrency: number;
+  /** Calls one batch may make (`agent.maxToolCallsPerBatch`); those beyond it are refused. */
+  maxCalls: number;
+  /** The result of a call refused without running (its audit record written). */
+  refuse(call: ToolCall, ctx: ToolContext, content: string): Promise<CallResult>;
 }

@@ -40,8 +40,8 @@ export interface ToolPipelineDeps {
   store: Store;
   redactor: Redactor;
   log: Logger;
-  /** `agent.toolConcurrency` and `tools.maxOutputChars`. */
-  config: { toolConcurrency: number; maxOutputChars: number };
+  /** `agent.toolConcurrency`, `tools.maxOutputChars` and `agent.maxToolCallsPerBatch` (default 16). */
+  config: { toolConcurrency: number; maxOutputChars: number; maxToolCallsPerBatch?: number };
   hooks?: BeforeToolHook[];
   /** Milliseconds clock, for durations, audit times and rate limits. */
   now?: () => number;
@@ -85,8 +85,12 @@ interface Trace {
   args: string;
 }
 
+/** Calls of one batch when the configuration does not say (as `agent.maxToolCallsPerBatch`). */
+const DEFAULT_MAX_CALLS_PER_BATCH = 16;
+
 class CallRunner implements PipelineCore {
   readonly concurrency: number;
+  readonly maxCalls: number;
   private readonly now: () => number;
   private readonly audit: AuditLog;
   private readonly limiter: RateLimiter;
@@ -94,6 +98,7 @@ class CallRunner implements PipelineCore {
 
   constructor(private readonly deps: ToolPipelineDeps) {
     this.concurrency = deps.config.toolConcurrency;
+    this.maxCalls = deps.config.maxToolCallsPerBatch ?? DEFAULT_MAX_CALLS_PER_BATCH;
     this.now = deps.now ?? Date.now;
     this.audit = deps.audit ?? createAuditLog(deps.store, { log: deps.log });
     this.limiter = deps.rateLimiter ?? createRateLimiter(this.now);
@@ -129,6 +134,11 @@ class CallRunner implements PipelineCore {
       if (hooked.rewritten) trace.args = this.auditArgs(params, entry.tool);
       return this.validateAndExecute(options.approved ? { ...trace, ctx: { ...ctx, approvedInPrompt: true } } : trace, entry.tool, params);
     });
+  }
+
+  /** A call refused before any stage (beyond the batch's bound): an error result, audited. */
+  refuse(call: ToolCall, ctx: ToolContext, content: string): Promise<CallResult> {
+    return this.fail({ call, ctx, started: this.now(), args: this.rawArgs(call) }, 'error', content);
   }
 
   /**

@@ -73,6 +73,25 @@ describe('configuration', () => {
     }
   });
 
+  it('refuses a job default above the bound the model may not exceed, naming both keys', () => {
+    const config = parseConfig({});
+    expect(config.jobs).toMatchObject({ maxIterations: 30, maxIterationsLimit: 100, timeoutMinutes: 30, maxTimeoutMinutes: 240, maxActivePerUser: 5 });
+    expect(config.routines.maxPerUser).toBe(20);
+    expect(config.agent.maxToolCallsPerBatch).toBe(16);
+    let error: unknown;
+    try {
+      parseConfig({ jobs: { maxIterations: 120, timeoutMinutes: 300 } });
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).issues).toEqual([
+      'jobs.maxIterations: must be at most jobs.maxIterationsLimit (100); got 120',
+      'jobs.timeoutMinutes: must be at most jobs.maxTimeoutMinutes (240); got 300',
+    ]);
+    expect(() => parseConfig({ jobs: { maxIterations: 120, maxIterationsLimit: 150 } })).not.toThrow();
+  });
+
   it('reports a file that is not valid YAML', () => {
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, 'agent: [unclosed');

@@ -1,18 +1,25 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { shellTool } from '../../src/tools/builtin/shell.js';
 import type { Tool } from '../../src/tools/types.js';
+import { textReply, toolCallReply } from '../fakes/llm/server.js';
+import { startAppRig, type AppRig } from '../support/app-rig.js';
+import { testDm } from '../support/test-channel.js';
 import { echoTool, fakeTool, makeContext, makeHarness, tempDir, type Harness } from './support.js';
 
 const call = (name: string, args: string, id: string) => ({ id, name, arguments: args });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let harness: Harness | undefined;
+let rig: AppRig | undefined;
 const cleanups: (() => void)[] = [];
 afterEach(async () => {
   await harness?.close();
   harness = undefined;
+  await rig?.close();
+  rig = undefined;
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
@@ -146,5 +153,33 @@ describe('runBatch', () => {
       ['w', 'error', 'Error: the call to "wait" was cancelled.'],
     ]);
     expect(await waitUntil(() => isGone(shellPid) && isGone(childPid), 10_000)).toBe(true);
+  });
+
+  it('runs at most agent.maxToolCallsPerBatch calls of one model response; the others get an error result and do not run', async () => {
+    const ran: number[] = [];
+    const count = fakeTool({
+      name: 'count',
+      parameters: z.object({ n: z.number().int() }),
+      execute: async ({ n }: { n: number }) => {
+        ran.push(n);
+        return `counted ${n}`;
+      },
+    });
+    rig = await startAppRig({
+      config: { agent: { maxToolCallsPerBatch: 3 } },
+      tools: [count],
+      responder: (request) => {
+        const results = request.messages.filter((m) => m.role === 'tool').map((m) => String(m.content).replace(/\s+/g, ' '));
+        if (results.length) return textReply(`results: ${results.join(' | ')}`);
+        return toolCallReply(Array.from({ length: 5 }, (_, n) => ({ name: 'count', arguments: { n } })));
+      },
+    });
+    const dm = testDm('owner');
+    rig.platform.channel.userMessage({ chat: dm, sender: { id: 'owner', name: 'Ada' }, text: 'count to five' });
+    const reply = await rig.platform.waitFor(() => rig!.platform.messagesIn(dm).find((m) => m.text.startsWith('results: '))?.text, 10_000, 'the answer');
+    expect(ran.sort()).toEqual([0, 1, 2]);
+    const results = reply.slice('results: '.length).split(' | ');
+    expect(results.slice(0, 3).every((result) => /counted \d/.test(result))).toBe(true);
+    expect(results.slice(3)).toEqual([expect.stringMatching(/^Error: too many calls in one batch, at most 3/), expect.stringMatching(/^Error: too many calls in one batch, at most 3/)]);
   });
 });

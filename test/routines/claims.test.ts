@@ -1,0 +1,55 @@
+/**
+ * Firing claims in the store: a firing is claimed once; its claim expires
+ * after the TTL and is then dropped from the routine's record at the next
+ * claim, so that the store keeps no claim for ever; a deleted routine's
+ * claims go with it.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { parseConfig } from '../../src/config/load.js';
+import { silentLogger } from '../../src/log.js';
+import { claimTtlMs, StoreClaims } from '../../src/routines/claims.js';
+import { Store } from '../../src/store/store.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function openStore(): Promise<Store> {
+  const dir = mkdtempSync(join(tmpdir(), 'pincer-claims-'));
+  const store = await Store.open({ dataDir: dir, log: silentLogger });
+  cleanups.push(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return store;
+}
+
+describe('firing claims in the store', () => {
+  it('keep a claim for the catch-up window and a margin', () => {
+    expect(claimTtlMs(parseConfig({}).routines)).toBe(2 * 3_600_000);
+    expect(claimTtlMs(parseConfig({ routines: { catchUpWindow: '30m' } }).routines)).toBe(90 * 60_000);
+  });
+
+  it('claim a firing once, until its claim expires; expired claims leave the record at the next claim', async () => {
+    const store = await openStore();
+    let now = 1_000_000;
+    const claims = new StoreClaims(store, 10_000, () => now);
+    expect(await claims.claim('r1', 'r1_1')).toBe(true);
+    expect(await claims.claim('r1', 'r1_1')).toBe(false);
+    expect(await claims.expiresAt('r1', 'r1_1')).toBe(1_010_000);
+    now += 5_000;
+    expect(await claims.claim('r1', 'r1_2')).toBe(true);
+    now += 6_000;
+    expect(await claims.expiresAt('r1', 'r1_1')).toBeUndefined();
+    expect(await claims.claim('r1', 'r1_3')).toBe(true);
+    const raw = store.namespace('routine-claims', z.record(z.string(), z.number()), 1);
+    expect(Object.keys((await raw.get('r1'))!).sort()).toEqual(['r1_2', 'r1_3']);
+    await claims.forget('r1');
+    expect(await raw.get('r1')).toBeUndefined();
+  });
+});
