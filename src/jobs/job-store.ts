@@ -6,10 +6,9 @@
  * (and logs) a change the transition table does not allow.
  */
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
 import { ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { IdIndex, type IndexEntry } from '../store/id-index.js';
+import { IdIndex, LegacyIdList, type IndexEntry } from '../store/id-index.js';
 import type { Namespace, Store } from '../store/store.js';
 import { canTransition, FINAL_STATES, JobRecordSchema, newJob, type JobRecord, type JobRequest, type JobState } from './job.js';
 
@@ -44,8 +43,7 @@ export class JobStore {
   private readonly records: Namespace<JobRecord>;
   private readonly ids: IdIndex;
   /** The single list of job ids that earlier versions kept. */
-  private readonly legacyIndex: Namespace<string[]>;
-  private adopted: Promise<void> | undefined;
+  private readonly legacyIndex: LegacyIdList;
 
   constructor(
     store: Store,
@@ -53,7 +51,7 @@ export class JobStore {
   ) {
     this.records = store.namespace('jobs', JobRecordSchema, 1);
     this.ids = new IdIndex(store, 'job-ids');
-    this.legacyIndex = store.namespace('jobs-index', z.array(z.string()), 1);
+    this.legacyIndex = new LegacyIdList(store, 'jobs-index');
   }
 
   /**
@@ -168,28 +166,13 @@ export class JobStore {
     return open.flatMap(({ record }) => (record && !FINAL_STATES.has(record.state) ? [record] : [])).reverse();
   }
 
-  /** Lists the jobs of the single list earlier versions kept, once (a failure is tried again on the next call). */
-  private ready(): Promise<void> {
-    this.adopted ??= this.adoptLegacyIndex().catch((error: unknown) => {
-      this.adopted = undefined;
-      throw error;
-    });
-    return this.adopted;
-  }
-
-  private async adoptLegacyIndex(): Promise<void> {
-    const ids = await this.legacyIndex.get(ALL);
-    if (!ids) return;
-    const byKey = new Map<string, IndexEntry[]>();
-    for (const id of ids) {
-      const job = await this.records.get(id);
-      if (!job) continue;
-      const entry: IndexEntry = { id, at: job.createdAt, ...(FINAL_STATES.has(job.state) ? { ended: job.finishedAt ?? job.updatedAt } : {}) };
-      for (const key of [ownerKey(job.owner), scopeKey(job.origin.scope), ALL]) byKey.set(key, [...(byKey.get(key) ?? []), entry]);
-    }
-    for (const [key, entries] of byKey) await this.ids.merge(key, entries);
-    await this.legacyIndex.delete(ALL);
-    this.log.info({ jobs: ids.length }, 'jobs listed by owner and scope');
+  /** Adopts the single list of job ids that earlier versions kept, once. */
+  private async ready(): Promise<void> {
+    const adopted = await this.legacyIndex.adoptOnce(this.ids, (id) => this.records.get(id), (job, id) => ({
+      keys: [ownerKey(job.owner), scopeKey(job.origin.scope), ALL],
+      entry: { id, at: job.createdAt, ...(FINAL_STATES.has(job.state) ? { ended: job.finishedAt ?? job.updatedAt } : {}) },
+    }));
+    if (adopted) this.log.info({ jobs: adopted }, 'jobs listed by owner and scope');
   }
 }
 

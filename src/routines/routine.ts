@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { ChatRecordSchema } from '../agent/history.js';
 import { ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { IdIndex, type IndexEntry } from '../store/id-index.js';
+import { IdIndex, LegacyIdList } from '../store/id-index.js';
 import type { Namespace, Store } from '../store/store.js';
 import { ScheduleSchema } from './schedule.js';
 
@@ -58,8 +58,7 @@ export class RoutineStore {
   private readonly records: Namespace<Routine>;
   private readonly ids: IdIndex;
   /** The single list of routine ids that earlier versions kept. */
-  private readonly legacyIndex: Namespace<string[]>;
-  private adopted: Promise<void> | undefined;
+  private readonly legacyIndex: LegacyIdList;
 
   constructor(
     store: Store,
@@ -67,7 +66,7 @@ export class RoutineStore {
   ) {
     this.records = store.namespace('routines', RoutineSchema, 1);
     this.ids = new IdIndex(store, 'routine-ids');
-    this.legacyIndex = store.namespace('routines-index', z.array(z.string()), 1);
+    this.legacyIndex = new LegacyIdList(store, 'routines-index');
   }
 
   /** A new routine's id: `r` and 8 characters. */
@@ -133,26 +132,12 @@ export class RoutineStore {
       });
   }
 
-  /** Lists the routines of the single list earlier versions kept, once (a failure is tried again on the next call). */
-  private ready(): Promise<void> {
-    this.adopted ??= this.adoptLegacyIndex().catch((error: unknown) => {
-      this.adopted = undefined;
-      throw error;
-    });
-    return this.adopted;
-  }
-
-  private async adoptLegacyIndex(): Promise<void> {
-    const ids = await this.legacyIndex.get(ALL);
-    if (!ids) return;
-    const byKey = new Map<string, IndexEntry[]>();
-    for (const id of ids) {
-      const routine = await this.records.get(id);
-      if (!routine) continue;
-      for (const key of [ownerKey(routine.owner), scopeKey(routine.origin.scope), ALL]) byKey.set(key, [...(byKey.get(key) ?? []), { id, at: routine.createdAt }]);
-    }
-    for (const [key, entries] of byKey) await this.ids.merge(key, entries);
-    await this.legacyIndex.delete(ALL);
-    this.log.info({ routines: ids.length }, 'routines listed by owner and scope');
+  /** Adopts the single list of routine ids that earlier versions kept, once. */
+  private async ready(): Promise<void> {
+    const adopted = await this.legacyIndex.adoptOnce(this.ids, (id) => this.records.get(id), (routine, id) => ({
+      keys: [ownerKey(routine.owner), scopeKey(routine.origin.scope), ALL],
+      entry: { id, at: routine.createdAt },
+    }));
+    if (adopted) this.log.info({ routines: adopted }, 'routines listed by owner and scope');
   }
 }

@@ -111,3 +111,41 @@ export class IdIndex {
     return listed;
   }
 }
+
+/**
+ * The single list of every id that earlier versions kept under `all`: adopted
+ * once into an {@link IdIndex}, each record listed under the keys it belongs
+ * to, then deleted. A failed adoption is tried again on the next call.
+ */
+export class LegacyIdList {
+  private readonly list: Namespace<string[]>;
+  private adopted: Promise<number> | undefined;
+
+  constructor(store: Store, name: string) {
+    this.list = store.namespace(name, z.array(z.string()), 1);
+  }
+
+  /** Adopts the old list into `index` (once per process); resolves with how many ids it held. */
+  adoptOnce<T>(index: IdIndex, read: (id: string) => Promise<T | undefined>, place: (record: T, id: string) => { keys: string[]; entry: IndexEntry }): Promise<number> {
+    this.adopted ??= this.adopt(index, read, place).catch((error: unknown) => {
+      this.adopted = undefined;
+      throw error;
+    });
+    return this.adopted;
+  }
+
+  private async adopt<T>(index: IdIndex, read: (id: string) => Promise<T | undefined>, place: (record: T, id: string) => { keys: string[]; entry: IndexEntry }): Promise<number> {
+    const ids = await this.list.get('all');
+    if (!ids) return 0;
+    const byKey = new Map<string, IndexEntry[]>();
+    for (const id of ids) {
+      const record = await read(id);
+      if (record === undefined) continue;
+      const { keys, entry } = place(record, id);
+      for (const key of keys) byKey.set(key, [...(byKey.get(key) ?? []), entry]);
+    }
+    for (const [key, entries] of byKey) await index.merge(key, entries);
+    await this.list.delete('all');
+    return ids.length;
+  }
+}
