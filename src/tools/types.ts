@@ -37,6 +37,13 @@ export interface ToolContext {
   /** Policy scope of the chat (`global`, `discord:guild:1`, `telegram:chat:-100`, `slack:team:T1`). */
   scope: string;
   approval: ApprovalContext;
+  /**
+   * The conversation whose workspace the call uses (files, memory): a turn's
+   * chat, or the chat a background job was created in. Without it, a chat
+   * call's comes from `threadKey` and `approval.chatKind`, and an autonomous
+   * call uses its user's own workspace.
+   */
+  conversation?: { channel: string; chatId: string; kind: ChatKind };
   signal: AbortSignal;
   log: Logger;
 }
