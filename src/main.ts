@@ -47,7 +47,7 @@ program
 
 program
   .command('init')
-  .description('set up pincer step by step: the model, the channels and their tokens, the owners; writes .env and config/pincer.yaml')
+  .description('set up pincer step by step: the model, the channels and their tokens, who may use the bot, the owners; writes .env and config/pincer.yaml')
   .addOption(new Option('--provider <name>', 'model provider').choices(['openai', 'openrouter', 'ollama', 'llamacpp', 'other']))
   .option('--base-url <url>', 'the model endpoint (for ollama, llamacpp and other)')
   .option('--api-key <key>', 'the model API key')
@@ -57,6 +57,7 @@ program
   .option('--slack-bot-token <token>', 'Slack bot token (xoxb-)')
   .option('--slack-app-token <token>', 'Slack app-level token for Socket Mode (xapp-)')
   .option('--owners <list>', 'owners, e.g. telegram:42,discord:1234')
+  .addOption(new Option('--access <who>', 'who may use the bot on its chat platforms: owners (the default: their ids go in each allowlist) or everyone').choices(['owners', 'everyone']))
   .option('-y, --yes', 'do not ask: take the flags and defaults, and overwrite existing files')
   .option('--no-check', 'do not check the key, model and tokens by calling the services')
   .action(async (options: InitOptions) => {

@@ -9,7 +9,7 @@ import type { ChatInfo, InboundMessage, Sender } from '../channels/types.js';
 import { LlmError } from '../errors.js';
 import type { LlmProvider, LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
 import type { CallResult, ToolContext } from '../tools/types.js';
-import { workspaceDirOf } from '../tools/builtin/index.js';
+import { workspaceDirFor } from '../tools/builtin/index.js';
 import { newApproval, newLoopQuestion, type PendingApproval } from './approval-book.js';
 import { compactHistory, estimateTokens } from './compaction.js';
 import { repairHistory } from './history-repair.js';
@@ -224,7 +224,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     const { config } = this.services;
     if (!config.agent.loopGuards.verifyActions) return undefined;
     const writes = filesWrittenThisTurn(ctx.messages);
-    const problems = await checkClaims(text, writes.files, workspaceDirOf(config), { writesUnknown: writes.opaque });
+    const problems = await checkClaims(text, writes.files, workspaceDirFor(config, this.toolContext()), { writesUnknown: writes.opaque });
     if (!problems.length) return undefined;
     this.services.log.info({ thread: this.turn.record.key, problems: problems.length }, 'answer makes claims the workspace does not bear out; asking for a correction');
     return claimsCorrection(problems);

@@ -20,6 +20,7 @@ import {
   type CheckResult,
   type CheckStatus,
 } from './checks.js';
+import { checkAccess, checkLeftoverWorkspace } from './access-checks.js';
 import { checkMcpServers } from './mcp-checks.js';
 
 /** Options of {@link runDoctor}. */
@@ -71,6 +72,9 @@ export async function runDoctor(options: DoctorOptions): Promise<number> {
     // The folder first: opening the store tightens the folder's permissions.
     list.add(checkDataDir(config));
     list.add(await checkStore(config));
+    // After the store: who may use each channel depends on the policy stored there.
+    list.add(...(await checkAccess(config)));
+    list.add(...(await checkLeftoverWorkspace(config)));
   } else {
     list.add({ name: 'everything else', status: 'skip', detail: 'the configuration must load first' });
   }

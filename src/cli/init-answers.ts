@@ -1,7 +1,8 @@
 /**
  * What `pincer init` gathers (the provider, the model, the channels' tokens,
- * the owners), the flags that fill it in without questions, and the rules a
- * value must follow. Pure: no prompts, no files, no network.
+ * who may use the bot, the owners), the flags that fill it in without
+ * questions, and the rules a value must follow. Pure: no prompts, no files,
+ * no network.
  */
 import { DefaultTerminalChannelOptions } from '../channels/terminal/options.js';
 import { LlmConfigSchema, PLATFORM_LIST, PLATFORMS } from '../config/schema.js';
@@ -52,6 +53,16 @@ export const CHANNEL_NAMES = ['telegram', 'discord', 'slack'] as const;
 /** One of {@link CHANNEL_NAMES}. */
 export type ChannelName = (typeof CHANNEL_NAMES)[number];
 
+/**
+ * Who may use the bot on its chat platforms: only the owners (each platform's
+ * allowlist holds the owners' ids there), or everyone who can reach it (empty
+ * allowlists). The terminal is its owner's alone either way.
+ */
+export const ACCESS_CHOICES = ['owners', 'everyone'] as const;
+
+/** One of {@link ACCESS_CHOICES}. */
+export type Access = (typeof ACCESS_CHOICES)[number];
+
 /** Everything init writes. Secrets are among them: never print an `InitAnswers` as it is. */
 export interface InitAnswers {
   provider: ProviderName;
@@ -65,6 +76,7 @@ export interface InitAnswers {
   slackAppToken?: string;
   /** `platform:userId` entries. */
   owners: string[];
+  access: Access;
 }
 
 /** The channels' tokens among the answers. */
@@ -81,6 +93,7 @@ export interface InitFlags {
   slackBotToken?: string;
   slackAppToken?: string;
   owners?: string;
+  access?: Access;
   /** Ask nothing: take the flags and the defaults, and replace existing files. */
   yes: boolean;
   /** Call the services to check the key, the model and the tokens. */
@@ -98,6 +111,7 @@ export interface InitOptions {
   slackBotToken?: string;
   slackAppToken?: string;
   owners?: string;
+  access?: string;
   yes?: boolean;
   /** False with `--no-check`. */
   check?: boolean;
@@ -108,6 +122,7 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
 /** Reads commander's options into {@link InitFlags}; blank values count as not given. */
 export function readFlags(options: InitOptions): InitFlags {
   const provider = text(options.provider);
+  const access = text(options.access);
   return {
     provider: PROVIDER_NAMES.find((name) => name === provider),
     baseUrl: text(options.baseUrl),
@@ -118,6 +133,7 @@ export function readFlags(options: InitOptions): InitFlags {
     slackBotToken: text(options.slackBotToken),
     slackAppToken: text(options.slackAppToken),
     owners: text(options.owners),
+    access: ACCESS_CHOICES.find((choice) => choice === access),
     yes: options.yes === true,
     check: options.check !== false,
   };
@@ -150,8 +166,31 @@ export function flagProblems(flags: InitFlags): string[] {
   }
   if (flags.slackBotToken && !flags.slackAppToken) problems.push('--slack-app-token: missing (Slack needs the app-level token, xapp-, with the bot token)');
   if (flags.slackAppToken && !flags.slackBotToken) problems.push('--slack-bot-token: missing (Slack needs the bot token, xoxb-, with the app-level token)');
-  problems.push(...splitOwners(flags.owners ?? '').flatMap((entry) => ownerProblem(entry) ?? []).map((problem) => `--owners: ${problem}`));
+  const owners = splitOwners(flags.owners ?? '');
+  problems.push(...owners.flatMap((entry) => ownerProblem(entry) ?? []).map((problem) => `--owners: ${problem}`));
+  const ownerless = (flags.access ?? 'owners') === 'owners' ? ownerlessChannels(channelsGiven(flags), owners) : [];
+  problems.push(...ownerless.map((channel) => `--owners: ${ownersOnlyProblem(channel)}, or pass --access everyone`));
   return problems;
+}
+
+/** The channels whose tokens are among `tokens`. */
+export function channelsGiven(tokens: ChannelTokens): ChannelName[] {
+  const given: ChannelName[] = [];
+  if (tokens.telegramToken) given.push('telegram');
+  if (tokens.discordToken) given.push('discord');
+  if (tokens.slackBotToken) given.push('slack');
+  return given;
+}
+
+/** The channels among `channels` that no owner belongs to: with access for the owners only, nobody could use them. */
+export function ownerlessChannels(channels: readonly ChannelName[], owners: readonly string[]): ChannelName[] {
+  return channels.filter((channel) => !owners.some((owner) => owner.startsWith(`${channel}:`)));
+}
+
+/** Why owners-only access needs an owner on `channel`. */
+export function ownersOnlyProblem(channel: ChannelName): string {
+  const rule = OWNER_IDS[channel];
+  return `only the owners may use the bot, and none is on ${channel}: add yours (e.g. ${rule.example}: ${rule.find})`;
 }
 
 /** The answers the flags and the defaults give; call only when {@link flagProblems} found none. */
@@ -168,6 +207,7 @@ export function answersFromFlags(flags: InitFlags): InitAnswers {
     slackBotToken: flags.slackBotToken,
     slackAppToken: flags.slackAppToken,
     owners: splitOwners(flags.owners ?? ''),
+    access: flags.access ?? 'owners',
   };
 }
 

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { dirname, join } from 'node:path';
 import { parseEnv } from 'node:util';
 import { stringify as stringifyYaml } from 'yaml';
+import { ownerIdsOn } from '../channels/access.js';
 import { ENV_KEYS, parseConfig } from '../config/load.js';
 import { PRIVATE_FILE_MODE } from '../store/private-files.js';
 import type { InitAnswers } from './init-answers.js';
@@ -98,9 +99,11 @@ export function configSettings(answers: InitAnswers): Record<string, unknown> {
     tools: { shell: { enabled: false } },
     terminal: { enabled: 'auto', userName: 'owner' },
   };
-  if (answers.telegramToken) settings.telegram = { mode: 'polling', allowedUsers: [], allowedChats: [] };
-  if (answers.discordToken) settings.discord = { allowedGuilds: [], allowedChannels: [], allowedUsers: [] };
-  if (answers.slackBotToken) settings.slack = { mode: 'socket', allowedTeams: [], allowedChannels: [], allowedUsers: [] };
+  // Only the owners: each platform's user list holds its owners' ids (an empty list would admit everyone).
+  const users = (platform: string) => (answers.access === 'owners' ? ownerIdsOn(answers.owners, platform) : []);
+  if (answers.telegramToken) settings.telegram = { mode: 'polling', allowedUsers: users('telegram'), allowedChats: [] };
+  if (answers.discordToken) settings.discord = { allowedGuilds: [], allowedChannels: [], allowedUsers: users('discord') };
+  if (answers.slackBotToken) settings.slack = { mode: 'socket', allowedTeams: [], allowedChannels: [], allowedUsers: users('slack') };
   return settings;
 }
 
@@ -109,7 +112,8 @@ const CONFIG_HEADER = `# pincer configuration, written by pincer init.
 # The model's endpoint and name, the owners, the API key and the tokens are in .env
 # (OPENAI_BASE_URL, PINCER_MODEL, PINCER_OWNERS, ...): an environment variable wins over this file.
 # Secrets never belong here.
-# An empty allowlist admits everyone; the owners are always admitted.
+# Who may use the bot: the users in each platform's allowedUsers, and the owners (always admitted).
+# An empty allowedUsers admits everyone who can reach the bot; pincer start and doctor warn about it.
 `;
 
 /** The text of `config/pincer.yaml`. */

@@ -1,6 +1,6 @@
 /**
  * The questions of `pincer init` in a terminal (`@clack/prompts`): the model,
- * the channels and their tokens, the owners. Each step checks what it was
+ * the channels and their tokens, who may use the bot, the owners. Each step checks what it was
  * given (unless `--no-check`) and offers to change a failed answer. Secrets
  * are asked in password prompts and never echoed.
  */
@@ -9,7 +9,9 @@ import type { CheckResult } from './checks.js';
 import {
   CHANNEL_NAMES,
   OWNER_IDS,
+  ownerlessChannels,
   ownerProblem,
+  ownersOnlyProblem,
   PROVIDER_NAMES,
   PROVIDERS,
   providerOf,
@@ -17,6 +19,7 @@ import {
   tokenProblem,
   TOKENS,
   baseUrlProblem,
+  type Access,
   type ChannelName,
   type ChannelTokens,
   type InitAnswers,
@@ -265,12 +268,34 @@ async function askToken(name: TokenName): Promise<string> {
 }
 
 // ---------------------------------------------------------------------------
+// Who may use the bot
+
+/** Asks whether the bot is for its owners only (the default) or for everyone who can reach it. */
+export async function askAccess(flags: InitFlags): Promise<Access> {
+  if (flags.access) return flags.access;
+  return answered(
+    await select<Access>({
+      message: 'Who may use the bot on its chat platforms?',
+      options: [
+        { value: 'owners', label: 'Only the owners', hint: 'their ids go in each platform\'s allowlist; add people there later' },
+        { value: 'everyone', label: 'Everyone who can reach it', hint: 'anyone who finds the bot can chat and use its tools, each in their own workspace' },
+      ],
+      initialValue: 'owners',
+    }),
+  );
+}
+
+// ---------------------------------------------------------------------------
 // The owners
 
-/** Explains how to find one's id on each chosen platform, then asks the owners. */
-export async function askOwners(flags: InitFlags, channels: readonly ChannelName[]): Promise<string[]> {
+/**
+ * Explains how to find one's id on each chosen platform, then asks the
+ * owners; when only the owners may use the bot, each chosen platform needs one.
+ */
+export async function askOwners(flags: InitFlags, channels: readonly ChannelName[], access: Access = 'owners'): Promise<string[]> {
+  const needed = (owners: readonly string[]) => (access === 'owners' ? ownerlessChannels(channels, owners).map(ownersOnlyProblem)[0] : undefined);
   const given = splitOwners(flags.owners ?? '');
-  const wrong = given.map(ownerProblem).find(Boolean);
+  const wrong = given.map(ownerProblem).find(Boolean) ?? (given.length ? needed(given) : undefined);
   if (given.length && !wrong) return given;
   if (wrong) log.warn(`--owners: ${wrong}`);
   const platforms = [...channels, 'terminal' as const];
@@ -285,13 +310,17 @@ export async function askOwners(flags: InitFlags, channels: readonly ChannelName
   );
   // With the terminal alone, its one user is the obvious owner.
   const fallback = channels.length ? undefined : OWNER_IDS.terminal.example;
+  const required = needed([]) !== undefined;
   const value = answered(
     await text({
-      message: `Owners, comma-separated (Enter for ${fallback ?? 'none'})`,
+      message: `Owners, comma-separated (${required ? `at least one on ${ownerlessChannels(channels, []).join(', ')}` : `Enter for ${fallback ?? 'none'}`})`,
       placeholder: fallback ?? OWNER_IDS[channels[0] ?? 'terminal'].example,
       defaultValue: fallback,
       initialValue: flags.owners,
-      validate: (input) => splitOwners(input ?? '').map(ownerProblem).find(Boolean),
+      validate: (input) => {
+        const owners = splitOwners(input ?? '');
+        return owners.map(ownerProblem).find(Boolean) ?? needed(owners);
+      },
     }),
   );
   const owners = splitOwners(value || fallback || '');

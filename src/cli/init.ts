@@ -1,7 +1,9 @@
 /**
  * `pincer init`: sets pincer up in the working folder. In a terminal it asks
- * step by step (the model, the channels and their tokens, the owners); with
- * `--yes`, or without a terminal, it takes the flags and the defaults. Either
+ * step by step (the model, the channels and their tokens, who may use the
+ * bot, the owners); with `--yes`, or without a terminal, it takes the flags
+ * and the defaults (only the owners may use the bot unless `--access
+ * everyone`). Either
  * way it checks what it was given (unless `--no-check`), then writes `.env`
  * (mode 0600) and `config/pincer.yaml`. Nothing is written before every
  * answer is in; no secret is ever printed.
@@ -13,10 +15,11 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { cancel, intro, log, outro } from '@clack/prompts';
 import { ConfigError } from '../errors.js';
-import { answersFromFlags, flagProblems, readFlags, type ChannelName, type InitAnswers, type InitFlags, type InitOptions } from './init-answers.js';
+import { answersFromFlags, channelsGiven, flagProblems, readFlags, type ChannelName, type InitAnswers, type InitFlags, type InitOptions } from './init-answers.js';
 import { answersRedactor, anyFailed, checkChannelAnswers, checkModelAnswers, describeResult } from './init-checks.js';
 import { existingSetupFiles, MANAGED_ENV_NAMES, readDotEnv, SETUP_FILES, envValues, validateSetup, writeSetupFiles } from './init-files.js';
-import { askChannels, askModel, askOwners, confirmDoctor, confirmReplacing, SetupCancelled } from './init-prompts.js';
+import { askAccess, askChannels, askModel, askOwners, confirmDoctor, confirmReplacing, SetupCancelled } from './init-prompts.js';
+import { openChannelText } from './open-channels.js';
 
 export type { InitOptions } from './init-answers.js';
 
@@ -66,25 +69,21 @@ async function unattendedSetup(flags: InitFlags, folder: string): Promise<number
     complain([...invalid, 'Nothing written.']);
     return USAGE_EXIT_CODE;
   }
-  if (flags.check && !(await checksPass(answers, channelsOf(answers)))) {
+  if (flags.check && !(await checksPass(answers, channelsGiven(answers)))) {
     complain(['a check failed: correct the flags, or pass --no-check to write anyway. Nothing written.']);
     return 1;
   }
   const previousEnv = readDotEnv(folder);
   writeSetupFiles(folder, answers, previousEnv);
   process.stdout.write(`Wrote ${SETUP_FILES.env} (mode 600) and ${SETUP_FILES.config}.\n`);
-  for (const warning of environmentWarnings(answers, previousEnv)) process.stdout.write(`! ${warning}\n`);
+  for (const warning of [...accessWarnings(answers), ...environmentWarnings(answers, previousEnv)]) process.stdout.write(`! ${warning}\n`);
   process.stdout.write('Next: pincer doctor checks the setup; pincer starts the bot.\n');
   return 0;
 }
 
-/** The channels the answers set up. */
-function channelsOf(answers: InitAnswers): ChannelName[] {
-  const channels: ChannelName[] = [];
-  if (answers.telegramToken) channels.push('telegram');
-  if (answers.discordToken) channels.push('discord');
-  if (answers.slackBotToken) channels.push('slack');
-  return channels;
+/** What opening the bot to everyone means, once per channel it opens. */
+function accessWarnings(answers: InitAnswers): string[] {
+  return answers.access === 'everyone' ? channelsGiven(answers).map((channel) => `${openChannelText(channel)}.`) : [];
 }
 
 /** Runs every check and prints the results as doctor does; true when none failed. */
@@ -117,10 +116,12 @@ async function askedSetup(flags: InitFlags, folder: string): Promise<number> {
   log.step('The model');
   const model = await askModel(flags);
   log.step('The chat platforms');
-  const { tokens } = await askChannels(flags);
+  const { channels, tokens } = await askChannels(flags);
+  // Without a chat platform only the terminal's own user can reach the bot: nothing to ask.
+  const access = channels.length ? await askAccess(flags) : 'owners';
   log.step('The owners');
-  const owners = await askOwners(flags, channelsOf({ ...model, ...tokens, owners: [] }));
-  const answers: InitAnswers = { ...model, ...tokens, owners };
+  const owners = await askOwners(flags, channels, access);
+  const answers: InitAnswers = { ...model, ...tokens, owners, access };
   const invalid = setupProblems(answers);
   if (invalid.length) {
     for (const problem of invalid) log.error(problem);
@@ -130,7 +131,7 @@ async function askedSetup(flags: InitFlags, folder: string): Promise<number> {
   const previousEnv = readDotEnv(folder);
   writeSetupFiles(folder, answers, previousEnv);
   log.success(`Wrote ${SETUP_FILES.env} (mode 600: ${Object.keys(envValues(answers)).join(', ')}) and ${SETUP_FILES.config}.`);
-  for (const warning of environmentWarnings(answers, previousEnv)) log.warn(warning);
+  for (const warning of [...accessWarnings(answers), ...environmentWarnings(answers, previousEnv)]) log.warn(warning);
   if (!(await confirmDoctor())) {
     outro('Done. Check with pincer doctor; start with pincer.');
     return 0;

@@ -10,6 +10,8 @@ import { ConfigError, StoreError } from '../errors.js';
 import { createLogger, openLogFile, type Logger } from '../log.js';
 import { createRedactor, type Redactor } from '../safety/secrets.js';
 import { Store } from '../store/store.js';
+import { leftoverWorkspaceNotice } from '../tools/builtin/index.js';
+import { channelAccess, closeChannelFix, openChannelText } from './open-channels.js';
 
 /** What to set to get going, printed when nothing is configured. */
 export const SETUP_HELP = `pincer needs a language model and at least one channel.
@@ -80,6 +82,14 @@ async function main(): Promise<number> {
     ...(logFile ? { destination: logFile.stream, pretty: false } : {}),
   });
   for (const warning of loaded.warnings) log.warn(warning);
+  // On a terminal the log goes to a file: what the operator must know is said on the screen too.
+  const warn = (fields: object, text: string) => {
+    log.warn(fields, text);
+    if (logFile) say(text);
+  };
+  for (const { channel } of channelAccess(config).filter((entry) => entry.open)) warn({ channel }, `${openChannelText(channel)}. To close it: ${closeChannelFix(channel)}.`);
+  const leftovers = await leftoverWorkspaceNotice(config);
+  if (leftovers) warn({ workspace: 'leftovers' }, leftovers);
   if (useTerminal) channels.push(await terminalFactory(config));
   const missing = [
     ...(!config.llm.apiKey && !config.llm.baseUrl ? ['OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for any OpenAI-compatible server)'] : []),

@@ -264,9 +264,36 @@ export const AgentConfigSchema = z.strictObject({
   loopGuards: LoopGuardsSchema.default(DEFAULT_LOOP_GUARDS),
 });
 
+/**
+ * A folder the owner shares with everyone: every workspace shows it as
+ * `shared/<name>`, read-only unless `writable`.
+ */
+export const SharedFolderSchema = z.strictObject({
+  /** Its name under `shared/`. */
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, '1-64 letters, digits, _ or -, starting with a letter or digit'),
+  /** The folder on this machine (relative paths: from the working folder). */
+  path: z.string().min(1),
+  writable: z.boolean().default(false),
+});
+
+/** The file tools: what is shared between workspaces. */
+export const FilesConfigSchema = z.strictObject({
+  shared: z
+    .array(SharedFolderSchema)
+    .default([])
+    .superRefine((folders, ctx) => {
+      const names = folders.map((folder) => folder.name);
+      for (const [index, name] of names.entries()) {
+        if (names.indexOf(name) !== index) ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `the name "${name}" is given twice` });
+      }
+    }),
+});
+
 /** Built-in tools. */
 export const ToolsConfigSchema = z.strictObject({
+  /** The folder holding every workspace (`users/...`, `chats/...`). */
   workspaceDir: z.string().optional(),
+  files: FilesConfigSchema.default({ shared: [] }),
   maxOutputChars: z.number().int().min(1000).default(30_000),
   http: z
     .strictObject({

@@ -86,6 +86,8 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
       threadKey: `job:${job.id}`,
       channel: job.origin.channel,
       scope: job.origin.scope,
+      // The workspace of the chat it was created in: a person's own from a DM, the group's from a group.
+      conversation: { channel: job.origin.channel, chatId: job.origin.chatId, kind: job.origin.kind },
       approval: { kind: 'autonomous', allowed: new Set(job.tools), askOwner: this.control.askOwner, ...(job.standing ? { standing: job.standing } : {}) },
       signal: this.control.signal,
       log: this.services.log,

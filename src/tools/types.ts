@@ -51,6 +51,13 @@ export interface ToolContext {
   approval: ApprovalContext;
   /** True when the person approved this very call in a prompt (Approve pressed), not by a standing permission. */
   approvedInPrompt?: boolean;
+  /**
+   * The conversation whose workspace the call uses (files, memory): a turn's
+   * chat, or the chat a background job was created in. Without it, a chat
+   * call's comes from `threadKey` and `approval.chatKind`, and an autonomous
+   * call uses its user's own workspace.
+   */
+  conversation?: { channel: string; chatId: string; kind: ChatKind };
   signal: AbortSignal;
   log: Logger;
 }

@@ -13,6 +13,9 @@ import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram/index.js
 import { closedPort } from '../support/ports.js';
 import { ensureBuilt, MAIN } from '../e2e/build.js';
 import { baseEnv, cleanUp, tempDir } from '../e2e/pincer.js';
+import { Store } from '../../src/store/store.js';
+import { createPolicyStore } from '../../src/tools/policy.js';
+import { fakeTool, memoryAudit } from '../tools/support.js';
 
 const API_KEY = 'sk-doctor-test-key-0123456789abcdef';
 const MESSAGE_CONTENT_INTENT = 1 << 15;
@@ -69,6 +72,11 @@ function llmEnv(model: FakeLlm): Record<string, string> {
   return { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: API_KEY, PINCER_MODEL: 'fake-model' };
 }
 
+/** The names of the checks that failed. */
+function failuresOf(done: DoctorRun): string[] {
+  return done.lines.filter((line) => line.startsWith('✗ ')).map((line) => line.slice(2, line.indexOf(':')));
+}
+
 /** The line of the check `name` (its mark, name and detail), with the fix line under it when there is one. */
 function lineOf(run: DoctorRun, name: string): string {
   const all = run.stdout.split('\n');
@@ -77,13 +85,31 @@ function lineOf(run: DoctorRun, name: string): string {
   return all[at + 1]?.startsWith('    fix: ') ? `${all[at]}\n${all[at + 1]}` : all[at]!;
 }
 
+/** A config file holding `yaml`. */
+function configFile(yaml: string): string {
+  const file = join(tempDir('pincer-doctor-config-'), 'pincer.yaml');
+  writeFileSync(file, yaml);
+  return file;
+}
+
+/** Stores the global policy `mode` for `tools` in the store of `dataDir`, as an owner's /policy in a DM does. */
+async function setGlobalPolicy(dataDir: string, tools: string[], mode: 'ask' | 'disable'): Promise<void> {
+  const store = await Store.open({ dataDir });
+  const policy = createPolicyStore({ store, catalog: { get: (name) => ({ tool: fakeTool({ name }) }), names: () => [] }, audit: memoryAudit() });
+  for (const tool of tools) expect(await policy.set(tool, 'global', mode, 'telegram:1')).toEqual({ ok: true });
+  await store.close();
+}
+
 describe('pincer doctor', () => {
   it('passes every check of a working setup and exits 0', async () => {
     const model = await startModel();
     telegram = await startFakeTelegram();
     discord = await startFakeDiscord({ token: 'discord-doctor-token.abcdefghijklmnop' });
     slack = await startFakeSlack();
+    // Closed channels: only the listed users (and the owners) may use them.
+    const closed = configFile('telegram:\n  allowedUsers: [42]\ndiscord:\n  allowedUsers: ["123456789012345678"]\nslack:\n  allowedUsers: [U01ABCDEF]\n');
     const run = await doctor({
+      PINCER_CONFIG: closed,
       ...llmEnv(model),
       TELEGRAM_BOT_TOKEN: telegram.token,
       TELEGRAM_API_ROOT: telegram.apiRoot,
@@ -108,6 +134,9 @@ describe('pincer doctor', () => {
       'slack app token',
       'data folder',
       'store',
+      'telegram access',
+      'discord access',
+      'slack access',
     ]);
     for (const line of run.lines) expect(line).toMatch(/^✓ /);
     expect(run.stdout).toContain('All checks passed.');
@@ -260,6 +289,34 @@ describe('pincer doctor', () => {
     expect(run.code).toBe(1);
     expect(lineOf(run, 'store')).toMatch(/^✗ store: cannot open .*\n {4}fix: /);
   });
+
+  it('fails for a channel open to everyone where the shell runs without an ask policy; warns once the policy asks', async () => {
+    const model = await startModel();
+    telegram = await startFakeTelegram();
+    const dataDir = tempDir('pincer-doctor-open-');
+    const env = { ...llmEnv(model), TELEGRAM_BOT_TOKEN: telegram.token, TELEGRAM_API_ROOT: telegram.apiRoot, PINCER_DATA_DIR: dataDir };
+    const withShell = configFile('tools:\n  shell:\n    enabled: true\n');
+
+    const open = await doctor({ ...env, PINCER_CONFIG: withShell }, ['--no-model-calls']);
+    expect(open.code).toBe(1);
+    expect(lineOf(open, 'telegram access')).toMatch(
+      /^✗ telegram access: telegram admits everyone: telegram\.allowedUsers is empty.*anyone there may approve shell and files_write for themselves: no admin policy asks\n {4}fix: list who may use it in telegram\.allowedUsers.*\/policy ask shell and \/policy ask files_write/,
+    );
+    expect(failuresOf(open)).toEqual(['telegram access']);
+
+    await setGlobalPolicy(dataDir, ['shell'], 'ask');
+    const shellAsks = await doctor({ ...env, PINCER_CONFIG: withShell }, ['--no-model-calls']);
+    expect(shellAsks.code).toBe(1);
+    expect(lineOf(shellAsks, 'telegram access')).toMatch(/^✗ .*may approve files_write for themselves/);
+
+    await setGlobalPolicy(dataDir, ['files_write'], 'ask');
+    const asks = await doctor({ ...env, PINCER_CONFIG: withShell }, ['--no-model-calls']);
+    expect(lineOf(asks, 'telegram access')).toMatch(/^! telegram access: telegram admits everyone: telegram\.allowedUsers is empty.*\n {4}fix: list who may use it/);
+    expect(asks.code, asks.stdout).toBe(0);
+
+    const closed = await doctor({ ...env, PINCER_CONFIG: configFile(`tools:\n  shell:\n    enabled: true\ntelegram:\n  allowedUsers: [42]\n`) }, ['--no-model-calls']);
+    expect(lineOf(closed, 'telegram access')).toBe('✓ telegram access: only the 1 listed user and the owners');
+  }, 60_000);
 
   it('starts each MCP server and counts its tools; one that cannot start fails with the fix', async () => {
     const model = await startModel();

@@ -110,11 +110,14 @@ describe('pincer init without questions', () => {
     expect(loaded.config.llm).toMatchObject({ baseUrl: llm.url, model: 'fake-model' });
     expect(loaded.config.owners).toEqual([`telegram:${OWNER.id}`, 'terminal:owner']);
     expect(loaded.config.telegram.token).toBe(telegram.token);
+    // Only the owners, by default: the Telegram allowlist holds the owner's id.
+    expect(loaded.config.telegram.allowedUsers).toEqual([String(OWNER.id)]);
 
     // The program reads both files from the folder by itself.
     const doctor = await program(cwd, ['doctor', '--no-model-calls'], { TELEGRAM_API_ROOT: telegram.apiRoot });
     expect(doctor.stdout).toContain('✓ configuration: loaded from config/pincer.yaml');
     expect(doctor.stdout).toContain('✓ telegram token');
+    expect(doctor.stdout).toContain('✓ telegram access: only the 1 listed user and the owners');
     expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
 
     const bot = spawn(process.execPath, [MAIN], { cwd, env: { ...baseEnv(join(cwd, 'data')), TELEGRAM_API_ROOT: telegram.apiRoot }, stdio: 'pipe' });
@@ -125,6 +128,33 @@ describe('pincer init without questions', () => {
     say(telegram, 'hi');
     await waitForDm(telegram, 'hello from the model', () => output, 20_000);
   }, 90_000);
+
+  it("writes each platform's allowlist with its owners by default; opens it only when asked, and says so", async () => {
+    const cwd = tempDir('pincer-init-');
+    const discordId = '123456789012345678';
+    const base = ['init', '--yes', '--provider', 'ollama', '--model', 'llama3.1', '--no-check', '--telegram-token', '12345:AAtoken', '--discord-token', 'discord-token-abcdefghijklmnop'];
+
+    const ownerless = await program(cwd, [...base, '--owners', 'telegram:42']);
+    expect(ownerless.code).toBe(64);
+    expect(ownerless.stderr).toContain('--owners: only the owners may use the bot, and none is on discord: add yours (e.g. discord:');
+    expect(ownerless.stderr).toContain('or pass --access everyone');
+    expect(existsSync(join(cwd, '.env'))).toBe(false);
+
+    const owners = await program(cwd, [...base, '--owners', `telegram:42,discord:${discordId},terminal:owner`]);
+    expect(owners.code, owners.stderr).toBe(0);
+    const closed = loadWritten(cwd).config;
+    expect(closed.telegram.allowedUsers).toEqual(['42']);
+    expect(closed.discord.allowedUsers).toEqual([discordId]);
+    expect(owners.stdout).not.toContain('admits everyone');
+
+    const everyone = await program(cwd, [...base, '--owners', 'telegram:42', '--access', 'everyone']);
+    expect(everyone.code, everyone.stderr).toBe(0);
+    const open = loadWritten(cwd).config;
+    expect(open.telegram.allowedUsers).toEqual([]);
+    expect(open.discord.allowedUsers).toEqual([]);
+    expect(everyone.stdout).toContain('! telegram admits everyone: telegram.allowedUsers is empty');
+    expect(everyone.stdout).toContain('! discord admits everyone: discord.allowedUsers is empty');
+  }, 30_000);
 
   it('checks the key, the model and a tool call before writing, without printing the key', async () => {
     llm = await startFakeLlm({ responder: callsTheTool, apiKey: API_KEY });
@@ -291,16 +321,21 @@ describe.skipIf(!hasScript)('pincer init on a pseudo-terminal', () => {
     await pty.see('this does not look like a Telegram bot token');
     pty.type(`${'\x7f'.repeat('not-a-token'.length)}${telegram.token}\r`);
     await pty.see('telegram token: the bot is @');
+    await pty.see('Who may use the bot on its chat platforms?');
+    pty.type('\r'); // Only the owners, the default
     await pty.see('telegram:123456789');
-    await pty.see('Owners, comma-separated (Enter for none)');
-    pty.type(`telegram:${OWNER.id}\r`);
+    await pty.see('Owners, comma-separated (at least one on telegram)');
+    pty.type('terminal:owner\r');
+    await pty.see('only the owners may use the bot, and none is on telegram');
+    pty.type(`,telegram:${OWNER.id}\r`);
     await pty.see('Run pincer doctor now');
     pty.type('n');
     expect(await pty.exited, pty.screen()).toBe(0);
 
     expect(pty.screen()).not.toContain(telegram.token);
-    expect(dotEnvOf(cwd)).toEqual({ OPENAI_BASE_URL: llm.url, PINCER_MODEL: 'fake-model', TELEGRAM_BOT_TOKEN: telegram.token, PINCER_OWNERS: `telegram:${OWNER.id}` });
+    expect(dotEnvOf(cwd)).toEqual({ OPENAI_BASE_URL: llm.url, PINCER_MODEL: 'fake-model', TELEGRAM_BOT_TOKEN: telegram.token, PINCER_OWNERS: `terminal:owner,telegram:${OWNER.id}` });
     expect(loadWritten(cwd).config.telegram.token).toBe(telegram.token);
+    expect(loadWritten(cwd).config.telegram.allowedUsers).toEqual([String(OWNER.id)]);
   }, 60_000);
 
   it('writes nothing when a question is cancelled with Ctrl+C', async () => {

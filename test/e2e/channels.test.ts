@@ -96,7 +96,8 @@ describe('Telegram', () => {
     expect(prompt.plainText).toContain('files_write');
     expect(buttonsOf(prompt).map((button) => button.text)).toContain('Approve');
     expect(buttonsOf(prompt).map((button) => button.text)).toContain('Deny');
-    const note = join(pincer.dataDir, 'workspace', 'note.txt');
+    // Written in the owner's DM: into the owner's own workspace.
+    const note = join(pincer.dataDir, 'workspace', 'users', 'telegram', String(OWNER.id), 'note.txt');
     expect(existsSync(note)).toBe(false);
 
     // A user reads the prompt before pressing. (A press within milliseconds of the prompt appearing

@@ -97,7 +97,8 @@ describe.skipIf(!hasScript)('terminal channel on a pseudo-terminal', () => {
     terminal.type('please write a note\r');
     await terminal.see('Approve? [y]es / [n]o / [a]lways:');
     expect(terminal.screen()).toContain('files_write');
-    const note = join(dataDir, 'workspace', 'note.txt');
+    // The person at the keyboard (terminal:owner) has a workspace of their own.
+    const note = join(dataDir, 'workspace', 'users', 'terminal', 'owner', 'note.txt');
     expect(existsSync(note)).toBe(false);
     terminal.type('y\r');
     await terminal.see('Wrote 2 bytes to note.txt');

@@ -7,7 +7,7 @@ import type { Tool } from '../../src/tools/types.js';
 import { textReply, toolCallReply } from '../fakes/llm/server.js';
 import { startAppRig, type AppRig } from '../support/app-rig.js';
 import { testDm } from '../support/test-channel.js';
-import { echoTool, fakeTool, makeContext, makeHarness, tempDir, type Harness } from './support.js';
+import { echoTool, fakeTool, makeContext, makeHarness, OWN_WORKSPACE, tempDir, workspacesAt, type Harness } from './support.js';
 
 const call = (name: string, args: string, id: string) => ({ id, name, arguments: args });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -130,7 +130,7 @@ describe('runBatch', () => {
   it('aborting mid-batch stops running tools, kills the shell command and its children', async () => {
     const temp = tempDir('pincer-batch-');
     cleanups.push(temp.cleanup);
-    const shell = shellTool({ workspaceDir: temp.dir, timeoutMs: 30_000, maxOutputBytes: 10_000 });
+    const shell = shellTool({ workspaces: workspacesAt(temp.dir), timeoutMs: 30_000, maxOutputBytes: 10_000 });
     harness = await makeHarness([shell as Tool, waitTool(30_000)]);
     const controller = new AbortController();
     const ctx = makeContext({ signal: controller.signal });
@@ -140,9 +140,9 @@ describe('runBatch', () => {
       ctx,
       { approved: true },
     );
-    const pidFile = join(temp.dir, 'child.pid');
+    const pidFile = join(temp.dir, OWN_WORKSPACE, 'child.pid');
     expect(await waitUntil(() => readFile(pidFile, 'utf8').then((t) => t.trim().length > 0, () => false), 10_000)).toBe(true);
-    const shellPid = Number(await readFile(join(temp.dir, 'shell.pid'), 'utf8'));
+    const shellPid = Number(await readFile(join(temp.dir, OWN_WORKSPACE, 'shell.pid'), 'utf8'));
     const childPid = Number(await readFile(pidFile, 'utf8'));
     expect(isGone(shellPid)).toBe(false);
 

@@ -14,6 +14,7 @@ import { createPermissionStore, type PermissionStore } from '../../src/tools/per
 import { createToolPipeline, type ToolPipelineDeps } from '../../src/tools/pipeline.js';
 import { createPolicyStore, type PolicyStore } from '../../src/tools/policy.js';
 import { createToolRegistry, type ToolRegistry } from '../../src/tools/registry.js';
+import type { SharedFolder, WorkspaceSettings } from '../../src/tools/builtin/lib/workspaces.js';
 import type { ApprovalContext, Tool, ToolContext, ToolPipeline } from '../../src/tools/types.js';
 
 /** A temp folder removed by `cleanup`. */
@@ -27,7 +28,15 @@ export function openStore(dir: string, name = 'store.sqlite'): Promise<Store> {
   return Store.open({ url: `sqlite://${join(dir, name)}` });
 }
 
-/** A tool context for user `u1` in a DM, unless overridden. */
+/** Workspaces under `root`, sharing `shared`, hiding nothing but their own trees. */
+export function workspacesAt(root: string, shared: SharedFolder[] = []): WorkspaceSettings {
+  return { root, shared, hidden: [join(root, 'users'), join(root, 'chats')] };
+}
+
+/** The workspace of {@link makeContext}'s default caller (telegram:1 in a DM), under the workspaces' root. */
+export const OWN_WORKSPACE = join('users', 'telegram', '1');
+
+/** A tool context for user `telegram:1` in a DM, unless overridden. */
 export function makeContext(overrides: Partial<ToolContext> = {}): ToolContext {
   return {
     userId: 'telegram:1',

@@ -1,12 +1,14 @@
 /**
- * The `files_read` tool: reads a text file of the workspace.
+ * The `files_read` tool: reads a text file of the caller's workspace or of a
+ * shared folder.
  */
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { z } from 'zod';
 import { ToolError } from '../../errors.js';
 import type { Tool } from '../types.js';
-import { resolveExisting, workspaceRoot } from './lib/workspace.js';
+import { WorkspaceView } from './lib/workspace-view.js';
+import type { WorkspaceSettings } from './lib/workspaces.js';
 
 const parameters = z.object({
   path: z.string().min(1).max(1024).describe('File relative to the workspace'),
@@ -15,8 +17,8 @@ const parameters = z.object({
 /** Bytes read from a file at most; the pipeline then bounds what the model sees. */
 export const MAX_READ_BYTES = 1_000_000;
 
-/** Creates the files_read tool for the workspace folder `dir`. */
-export function filesReadTool(dir: string): Tool<typeof parameters> {
+/** Creates the files_read tool over the workspaces of `settings`. */
+export function filesReadTool(settings: WorkspaceSettings): Tool<typeof parameters> {
   return {
     name: 'files_read',
     description: 'Read a text file of the workspace.',
@@ -24,8 +26,8 @@ export function filesReadTool(dir: string): Tool<typeof parameters> {
     readOnly: true,
     requiresApproval: () => 'never',
     timeoutMs: 10_000,
-    async execute({ path }) {
-      const real = await resolveExisting(await workspaceRoot(dir), path);
+    async execute({ path }, ctx) {
+      const { real } = await new WorkspaceView(settings, ctx).existing(path);
       const file = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
       try {
         const info = await file.stat();

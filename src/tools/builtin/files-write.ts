@@ -1,6 +1,7 @@
 /**
  * The `files_write` tool: creates, overwrites or appends to a text file of the
- * workspace. Needs approval unless the user always allows it.
+ * caller's workspace (or of a writable shared folder). Needs approval unless
+ * the user always allows it.
  */
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
@@ -8,7 +9,9 @@ import { open, readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { ToolError } from '../../errors.js';
 import type { Tool } from '../types.js';
-import { displayPath, resolveForWrite, WORKSPACE_FILE_MODE, workspaceRoot } from './lib/workspace.js';
+import { WORKSPACE_FILE_MODE } from './lib/workspace.js';
+import { WorkspaceView } from './lib/workspace-view.js';
+import type { WorkspaceSettings } from './lib/workspaces.js';
 
 const parameters = z.object({
   path: z.string().min(1).max(1024).describe('File relative to the workspace; missing folders are created'),
@@ -16,8 +19,8 @@ const parameters = z.object({
   append: z.boolean().default(false).describe('Add to the end of the file instead of replacing it'),
 });
 
-/** Creates the files_write tool for the workspace folder `dir`. */
-export function filesWriteTool(dir: string): Tool<typeof parameters> {
+/** Creates the files_write tool over the workspaces of `settings`. */
+export function filesWriteTool(settings: WorkspaceSettings): Tool<typeof parameters> {
   return {
     name: 'files_write',
     description: 'Write a text file in the workspace (creates folders as needed; replaces the file unless append is true).',
@@ -26,9 +29,11 @@ export function filesWriteTool(dir: string): Tool<typeof parameters> {
     requiresApproval: () => 'unlessAutoApproved',
     timeoutMs: 10_000,
     describe: ({ path, content, append }) => `${append ? 'Append' : 'Write'} ${content.length} characters ${append ? 'to' : 'into'} ${path}`,
-    async execute({ path, content, append }) {
-      const root = await workspaceRoot(dir);
-      const target = await resolveForWrite(root, path);
+    async precheck({ path }, ctx) {
+      new WorkspaceView(settings, ctx).checkWritable(path);
+    },
+    async execute({ path, content, append }, ctx) {
+      const { real: target, shown } = await new WorkspaceView(settings, ctx).forWrite(path);
       // O_NOFOLLOW: a symlink planted between the check and the open is refused, not followed.
       const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | (append ? constants.O_APPEND : constants.O_TRUNC);
       // A new file is 0600 whatever the umask; an existing one keeps the mode its owner gave it.
@@ -38,7 +43,6 @@ export function filesWriteTool(dir: string): Tool<typeof parameters> {
       } finally {
         await file.close();
       }
-      const shown = displayPath(root, target);
       const problem = await verifyWrite(target, content, append);
       if (problem) throw new ToolError(`writing ${shown} did not take: ${problem}. Read the file to see what it holds before writing it again.`);
       return `${append ? 'Appended' : 'Wrote'} ${Buffer.byteLength(content)} bytes to ${shown}.`;

@@ -1,5 +1,6 @@
 /**
- * The `shell` tool: runs a command with `/bin/sh -c` in the workspace folder.
+ * The `shell` tool: runs a command with `/bin/sh -c` in the caller's workspace
+ * folder (a person's own in a DM, the conversation's in a group).
  * Registered only when `tools.shell.enabled` is true, and every call needs the
  * user's approval. The command runs in its own process group, so a timeout or
  * a stopped turn kills it together with everything it started.
@@ -8,15 +9,16 @@ import { spawn } from 'node:child_process';
 import { z } from 'zod';
 import { ToolError } from '../../errors.js';
 import type { Tool } from '../types.js';
-import { workspaceRoot } from './lib/workspace.js';
+import { WorkspaceView } from './lib/workspace-view.js';
+import type { WorkspaceSettings } from './lib/workspaces.js';
 
 const parameters = z.object({
   command: z.string().min(1).max(10_000).describe('Shell command, run with /bin/sh -c in the workspace folder'),
 });
 
-/** Settings of the shell tool (config `tools.shell` plus the workspace folder). */
+/** Settings of the shell tool (config `tools.shell` plus where the workspaces are). */
 export interface ShellOptions {
-  workspaceDir: string;
+  workspaces: WorkspaceSettings;
   timeoutMs: number;
   maxOutputBytes: number;
 }
@@ -35,7 +37,7 @@ export function shellTool(options: ShellOptions): Tool<typeof parameters> {
     timeoutMs: options.timeoutMs + 5_000,
     describe: ({ command }) => `Run the shell command: ${command.length > 200 ? `${command.slice(0, 200)}…` : command}`,
     async execute({ command }, ctx) {
-      const cwd = await workspaceRoot(options.workspaceDir);
+      const cwd = await new WorkspaceView(options.workspaces, ctx).ownRoot();
       return runCommand(command, cwd, options, ctx.signal);
     },
   };

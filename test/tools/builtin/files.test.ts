@@ -4,9 +4,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { filesListTool } from '../../../src/tools/builtin/files-list.js';
 import { filesReadTool } from '../../../src/tools/builtin/files-read.js';
 import { filesWriteTool, verifyWrite } from '../../../src/tools/builtin/files-write.js';
-import { makeContext, tempDir } from '../support.js';
+import type { WorkspaceSettings } from '../../../src/tools/builtin/lib/workspaces.js';
+import { makeContext, OWN_WORKSPACE, tempDir, workspacesAt } from '../support.js';
 
 let root: string;
+let workspaces: WorkspaceSettings;
 let workspace: string;
 let outside: string;
 let cleanup: () => void;
@@ -15,7 +17,8 @@ beforeEach(() => {
   const temp = tempDir('pincer-files-');
   root = temp.dir;
   cleanup = temp.cleanup;
-  workspace = join(root, 'workspace');
+  workspaces = workspacesAt(join(root, 'workspace'));
+  workspace = join(workspaces.root, OWN_WORKSPACE);
   outside = join(root, 'outside');
   mkdirSync(join(workspace, 'notes'), { recursive: true });
   mkdirSync(outside);
@@ -28,9 +31,9 @@ beforeEach(() => {
 afterEach(() => cleanup());
 
 const ctx = makeContext();
-const read = (path: string) => filesReadTool(workspace).execute({ path }, ctx);
-const write = (path: string, content: string, append = false) => filesWriteTool(workspace).execute({ path, content, append }, ctx);
-const list = (path = '.') => filesListTool(workspace).execute({ path }, ctx);
+const read = (path: string) => filesReadTool(workspaces).execute({ path }, ctx);
+const write = (path: string, content: string, append = false) => filesWriteTool(workspaces).execute({ path, content, append }, ctx);
+const list = (path = '.') => filesListTool(workspaces).execute({ path }, ctx);
 
 describe('workspace confinement', () => {
   it.each(['../outside/secret.txt', 'notes/../../outside/secret.txt', '..', 'notes/..\\..\\x'])('refuses traversal: %s', async (path) => {
@@ -96,13 +99,14 @@ describe('file tools', () => {
 
   it('creates the workspace on first use', async () => {
     const fresh = join(root, 'new-workspace');
-    expect(await filesListTool(fresh).execute({ path: '.' }, ctx)).toBe('./ (0 entries)');
+    expect(await filesListTool(workspacesAt(fresh)).execute({ path: '.' }, ctx)).toBe('./ (0 entries)');
+    expect(existsSync(join(fresh, OWN_WORKSPACE))).toBe(true);
   });
 
   it('reading and listing are free, writing needs approval unless always allowed', () => {
-    expect(filesReadTool(workspace).requiresApproval({ path: 'x' })).toBe('never');
-    expect(filesListTool(workspace).requiresApproval({ path: 'x' })).toBe('never');
-    const writer = filesWriteTool(workspace);
+    expect(filesReadTool(workspaces).requiresApproval({ path: 'x' })).toBe('never');
+    expect(filesListTool(workspaces).requiresApproval({ path: 'x' })).toBe('never');
+    const writer = filesWriteTool(workspaces);
     expect(writer.requiresApproval({ path: 'x', content: '', append: false })).toBe('unlessAutoApproved');
     expect(writer.describe!({ path: 'x.md', content: 'abc', append: false })).toBe('Write 3 characters into x.md');
   });
@@ -133,9 +137,9 @@ describe('files_write verification', () => {
   });
 
   it('the tool reads back what it wrote, in a new folder and after an append', async () => {
-    const writer = filesWriteTool(dir);
+    const writer = filesWriteTool(workspacesAt(dir));
     await writer.execute({ path: 'deep/er/c.md', content: 'héllo\n', append: false }, ctx);
     await expect(writer.execute({ path: 'deep/er/c.md', content: 'more\n', append: true }, ctx)).resolves.toBe('Appended 5 bytes to deep/er/c.md.');
-    expect(await verifyWrite(join(dir, 'deep', 'er', 'c.md'), 'héllo\nmore\n')).toBeUndefined();
+    expect(await verifyWrite(join(dir, OWN_WORKSPACE, 'deep', 'er', 'c.md'), 'héllo\nmore\n')).toBeUndefined();
   });
 });

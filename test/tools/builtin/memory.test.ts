@@ -2,8 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryStore, rank } from '../../../src/tools/builtin/lib/memory-store.js';
 import { memorySearchTool } from '../../../src/tools/builtin/memory-search.js';
 import { memoryWriteTool } from '../../../src/tools/builtin/memory-write.js';
-import { makeContext, openStore, tempDir } from '../support.js';
+import { group, makeContext, openStore, tempDir } from '../support.js';
 
+const U = { kind: 'person', userId: 'telegram:7' } as const;
 const temps: (() => void)[] = [];
 afterEach(() => temps.splice(0).forEach((cleanup) => cleanup()));
 
@@ -39,12 +40,26 @@ describe('memory tools', () => {
     await store.close();
   });
 
+  it("keeps a group's notes for the group: every member finds them, nobody finds them in a DM", async () => {
+    const { store, memory } = await fresh();
+    const write = memoryWriteTool(memory);
+    const search = memorySearchTool(memory);
+    const inGroup = (userId: string, chat = '-100') => makeContext({ userId, threadKey: `telegram:${chat}`, approval: group });
+    expect(await write.execute({ text: 'standup at nine' }, inGroup('telegram:1'))).toMatch(/^Saved note \w+\. This group now has 1 note\.$/);
+    await write.execute({ text: 'my standup notes are private' }, makeContext({ userId: 'telegram:1' }));
+
+    expect(await search.execute({ query: 'standup', limit: 10 }, inGroup('telegram:2'))).toMatch(/^- \[\w+\] 2025-01-01: standup at nine$/);
+    expect(await search.execute({ query: 'standup', limit: 10 }, makeContext({ userId: 'telegram:1' }))).toMatch(/^- \[\w+\] 2025-01-01: my standup notes are private$/);
+    expect(await search.execute({ query: 'standup', limit: 10 }, inGroup('telegram:1', '-200'))).toBe('No notes match "standup".');
+    await store.close();
+  });
+
   it('notes survive a restart', async () => {
     const { dir, store, memory } = await fresh();
-    await memory.write('u', 'the wifi password is on the fridge');
+    await memory.write(U, 'the wifi password is on the fridge');
     await store.close();
     const reopened = await openStore(dir);
-    const hits = await createMemoryStore(reopened).search('u', 'wifi', 5);
+    const hits = await createMemoryStore(reopened).search(U, 'wifi', 5);
     expect(hits.map((h) => h.text)).toEqual(['the wifi password is on the fridge']);
     await reopened.close();
   });
@@ -53,8 +68,8 @@ describe('memory tools', () => {
     const { store } = await fresh();
     let now = 0;
     const memory = createMemoryStore(store, () => ++now, 20);
-    for (let i = 0; i < 23; i++) await memory.write('u', `note ${i}`);
-    const all = await memory.search('u', '', 100);
+    for (let i = 0; i < 23; i++) await memory.write(U, `note ${i}`);
+    const all = await memory.search(U, '', 100);
     expect(all).toHaveLength(20);
     expect(all[0]!.text).toBe('note 22');
     expect(all.at(-1)!.text).toBe('note 3');

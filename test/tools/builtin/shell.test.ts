@@ -2,19 +2,21 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { shellTool } from '../../../src/tools/builtin/shell.js';
-import { makeContext, tempDir } from '../support.js';
+import { makeContext, OWN_WORKSPACE, tempDir, workspacesAt } from '../support.js';
 
+let root: string;
 let workspace: string;
 let cleanup: () => void;
 beforeEach(() => {
   const temp = tempDir('pincer-shell-');
-  workspace = join(temp.dir, 'ws');
+  root = join(temp.dir, 'ws');
+  workspace = join(root, OWN_WORKSPACE);
   cleanup = temp.cleanup;
 });
 afterEach(() => cleanup());
 
 const run = (command: string, options: { timeoutMs?: number; maxOutputBytes?: number } = {}, signal?: AbortSignal) =>
-  shellTool({ workspaceDir: workspace, timeoutMs: 10_000, maxOutputBytes: 10_000, ...options }).execute(
+  shellTool({ workspaces: workspacesAt(root), timeoutMs: 10_000, maxOutputBytes: 10_000, ...options }).execute(
     { command },
     makeContext(signal ? { signal } : {}),
   );
@@ -83,7 +85,7 @@ describe('shell tool', () => {
   });
 
   it('always needs approval', () => {
-    const tool = shellTool({ workspaceDir: workspace, timeoutMs: 1000, maxOutputBytes: 100 });
+    const tool = shellTool({ workspaces: workspacesAt(root), timeoutMs: 1000, maxOutputBytes: 100 });
     expect(tool.requiresApproval({ command: 'ls' })).toBe('always');
     expect(tool.describe!({ command: 'ls -la' })).toBe('Run the shell command: ls -la');
   });

@@ -1,11 +1,14 @@
 /**
- * Per-user notes the model can write and search, persisted in the store. Search
- * ranks notes by how many of the query's words they contain, newest first on
- * ties: simple, predictable, and enough for a personal notebook.
+ * Notes the model can write and search, persisted in the store: one notebook
+ * per workspace, so a person's own in DMs and the conversation's in a group
+ * (see `workspaces.ts`). Search ranks notes by how many of the query's words
+ * they contain, newest first on ties: simple, predictable, and enough for a
+ * notebook.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Store } from '../../../store/store.js';
+import type { WorkspaceOwner } from './workspaces.js';
 
 const MemoryEntrySchema = z.object({ id: z.string(), text: z.string(), at: z.number() });
 const UserMemorySchema = z.object({ entries: z.array(MemoryEntrySchema) });
@@ -18,30 +21,35 @@ export interface MemoryHit extends MemoryEntry {
   score: number;
 }
 
-/** Notes kept per user; the oldest go first. */
+/** Notes kept per notebook; the oldest go first. */
 export const MAX_MEMORY_ENTRIES = 1000;
 
-/** Reads and writes users' notes. */
+/** Reads and writes notebooks, each a workspace's. */
 export interface MemoryStore {
-  /** Saves a note; returns it and how many notes the user now has. */
-  write(userId: string, text: string): Promise<{ entry: MemoryEntry; count: number }>;
+  /** Saves a note; returns it and how many notes the notebook now has. */
+  write(owner: WorkspaceOwner, text: string): Promise<{ entry: MemoryEntry; count: number }>;
   /** Notes matching `query`, best first; an empty query gives the newest notes. */
-  search(userId: string, query: string, limit: number): Promise<MemoryHit[]>;
+  search(owner: WorkspaceOwner, query: string, limit: number): Promise<MemoryHit[]>;
 }
 
-/** Creates the memory store over `store`, keeping at most `maxEntries` notes per user. */
+/** Creates the memory store over `store`, keeping at most `maxEntries` notes per notebook. */
 export function createMemoryStore(store: Store, clock: () => number = Date.now, maxEntries = MAX_MEMORY_ENTRIES): MemoryStore {
-  const notes = store.namespace('memory', UserMemorySchema);
+  // A person's notebook keeps the key it always had (their user id); a group's has its own namespace.
+  const people = store.namespace('memory', UserMemorySchema);
+  const chats = store.namespace('chat-memory', UserMemorySchema);
+  const notebook = (owner: WorkspaceOwner) => (owner.kind === 'person' ? { notes: people, key: owner.userId } : { notes: chats, key: `${owner.channel}:${owner.chatId}` });
   return {
-    async write(userId, text) {
+    async write(owner, text) {
+      const { notes, key } = notebook(owner);
       const entry = { id: randomUUID().slice(0, 8), text, at: clock() };
-      const next = await notes.update(userId, (current) => ({
+      const next = await notes.update(key, (current) => ({
         entries: [...(current?.entries ?? []), entry].slice(-maxEntries),
       }));
       return { entry, count: next?.entries.length ?? 1 };
     },
-    async search(userId, query, limit) {
-      const entries = (await notes.get(userId))?.entries ?? [];
+    async search(owner, query, limit) {
+      const { notes, key } = notebook(owner);
+      const entries = (await notes.get(key))?.entries ?? [];
       return rank(entries, query).slice(0, limit);
     },
   };

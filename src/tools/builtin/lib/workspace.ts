@@ -1,8 +1,9 @@
 /**
- * Confining file tools to the workspace folder. A path from the model must be
- * relative, may not contain `..`, and must still be inside the workspace once
- * every symlink is resolved (for writes: the nearest existing parent too, so a
- * symlinked folder cannot smuggle a new file outside).
+ * Confining file tools to one folder (a workspace, or a shared folder). A path
+ * from the model must be relative, may not contain `..`, and must still be
+ * inside the folder once every symlink is resolved (for writes: the nearest
+ * existing parent too, so a symlinked folder cannot smuggle a new file
+ * outside). Messages quote `named`, the path as the model wrote it.
  */
 import { lstat, mkdir, realpath } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, sep } from 'node:path';
@@ -32,15 +33,15 @@ export function checkRelativePath(path: string): void {
 }
 
 /** The real path of an existing file or folder inside the workspace. */
-export async function resolveExisting(root: string, path: string): Promise<string> {
+export async function resolveExisting(root: string, path: string, named = path): Promise<string> {
   checkRelativePath(path);
   let real: string;
   try {
     real = await realpath(join(root, path));
   } catch (error) {
-    throw notFound(path, error);
+    throw notFound(named, error);
   }
-  assertInside(root, real, path);
+  assertInside(root, real, named);
   return real;
 }
 
@@ -49,25 +50,25 @@ export async function resolveExisting(root: string, path: string): Promise<strin
  * an existing symlink is followed only when it stays inside. The caller opens
  * the returned path with O_NOFOLLOW.
  */
-export async function resolveForWrite(root: string, path: string): Promise<string> {
+export async function resolveForWrite(root: string, path: string, named = path): Promise<string> {
   checkRelativePath(path);
   const target = join(root, path);
-  if (target === root) throw new ToolError('a file name is needed, not the workspace folder itself.');
+  if (target === root) throw new ToolError('a file name is needed, not a folder.');
   const parent = dirname(target);
-  assertInside(root, await realpath(await nearestExisting(parent)), path);
+  assertInside(root, await realpath(await nearestExisting(parent)), named);
   await mkdir(parent, { recursive: true, mode: WORKSPACE_DIR_MODE });
   const realParent = await realpath(parent);
-  assertInside(root, realParent, path);
+  assertInside(root, realParent, named);
   const finalPath = join(realParent, basename(target));
   const stat = await lstat(finalPath).catch(() => undefined);
   if (stat?.isSymbolicLink()) {
     const real = await realpath(finalPath).catch((error: unknown) => {
-      throw notFound(path, error);
+      throw notFound(named, error);
     });
-    assertInside(root, real, path);
+    assertInside(root, real, named);
     return real;
   }
-  if (stat?.isDirectory()) throw new ToolError(`"${path}" is a folder, not a file.`);
+  if (stat?.isDirectory()) throw new ToolError(`"${named}" is a folder, not a file.`);
   return finalPath;
 }
 
@@ -86,13 +87,17 @@ async function nearestExisting(path: string): Promise<string> {
   }
 }
 
-function assertInside(root: string, real: string, path: string): void {
-  if (real !== root && !real.startsWith(root.endsWith(sep) ? root : root + sep)) {
-    throw new ToolError(`"${path}" resolves outside the workspace (through a symlink) and is refused.`);
-  }
+/** Whether the real path `real` is `folder` or inside it. */
+export function isWithin(folder: string, real: string): boolean {
+  return real === folder || real.startsWith(folder.endsWith(sep) ? folder : folder + sep);
 }
 
-function notFound(path: string, error: unknown): ToolError {
+function assertInside(root: string, real: string, path: string): void {
+  if (!isWithin(root, real)) throw new ToolError(`"${path}" resolves outside the workspace (through a symlink) and is refused.`);
+}
+
+/** The error for a path that is not there (or cannot be opened), in the model's words. */
+export function notFound(path: string, error: unknown): ToolError {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return new ToolError(`"${path}" does not exist in the workspace.`);
   if (code === 'ELOOP') return new ToolError(`"${path}" is a symlink loop.`);
