@@ -4,8 +4,11 @@
  * Objects are strict: an unknown key is an error, never silently ignored.
  */
 import { z } from 'zod';
-import { isRefusedVariable } from '../mcp/environment.js';
+import { McpConfigSchema } from './mcp-schema.js';
+import { httpUrl } from './url.js';
 import { STORE_SCHEMES } from '../store/url.js';
+
+export { DEFAULT_MCP_LIMITS, McpConfigSchema, McpLimitsSchema, McpServerSchema } from './mcp-schema.js';
 
 /** Platforms whose users can be named in `owners` and `admins`. */
 export const PLATFORMS = ['telegram', 'discord', 'slack', 'terminal'] as const;
@@ -43,20 +46,6 @@ const platformUser = id.refine((value) => /^[^:\s]+:\S+$/.test(value), {
   error: (issue) => `expected platform:userId (e.g. telegram:${String(issue.input)}) with platform ${PLATFORM_LIST}`,
 });
 
-/**
- * An http(s) URL. `new URL('localhost:8080/v1')` reads "localhost" as a scheme, so
- * the scheme is checked explicitly, and a missing one is suggested.
- */
-function httpUrl() {
-  return z.url({
-    protocol: /^https?$/,
-    error: (issue) => {
-      const value = String(issue.input);
-      const hint = /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? '' : ` (did you mean "http://${value}"?)`;
-      return `expected an http:// or https:// URL${hint}`;
-    },
-  });
-}
 
 /** A store URL whose scheme the store supports. */
 const storeUrl = z.string().refine((value) => STORE_SCHEMES.some((scheme) => value.startsWith(`${scheme}://`)), {
@@ -124,74 +113,6 @@ export const RoutinesConfigSchema = z.strictObject({
   minIntervalSeconds: z.number().int().min(1).default(60),
   /** Routines one person may have; another is refused. */
   maxPerUser: z.number().int().min(1).max(10_000).default(20),
-});
-
-const ApprovalModeSchema = z.enum(['never', 'unlessAutoApproved', 'always']);
-
-/** One MCP server: a command to spawn (stdio) or a URL (streamable HTTP, falling back to SSE). */
-export const McpServerSchema = z
-  .strictObject({
-    command: z.string().min(1).optional(),
-    args: z.array(z.string()).default([]),
-    /**
-     * The server's whole environment besides PATH and HOME: pincer's own variables are never passed.
-     * Values may reference the environment as `${VAR}`; loader variables (NODE_OPTIONS, LD_PRELOAD...) are refused.
-     */
-    env: z
-      .record(z.string(), z.string())
-      .default({})
-      .superRefine((env, ctx) => {
-        for (const key of Object.keys(env)) {
-          if (isRefusedVariable(key)) ctx.addIssue({ code: 'custom', path: [key], message: `${key} changes how the server loads code and is not passed to MCP servers` });
-        }
-      }),
-    cwd: z.string().optional(),
-    url: httpUrl().optional(),
-    /** Values may reference the environment as `${VAR}`. */
-    headers: z.record(z.string(), z.string()).default({}),
-    /** Only these tools (by the server's names); default all. */
-    include: z.array(z.string()).optional(),
-    exclude: z.array(z.string()).default([]),
-    approval: ApprovalModeSchema.default('unlessAutoApproved'),
-    /** Per tool (by the server's name): `{ approval }`. */
-    tools: z.record(z.string(), z.strictObject({ approval: ApprovalModeSchema })).default({}),
-    /** One call's time limit. */
-    timeoutMs: z.number().int().positive().default(60_000),
-    /** How long the server has to start and list its tools. */
-    startTimeoutMs: z.number().int().positive().default(20_000),
-  })
-  .refine((server) => Boolean(server.command) !== Boolean(server.url), { message: 'give either command (a stdio server) or url (an HTTP server), not both' });
-
-/** Bounds on what a server may send (SPEC section 14: a hostile server is bounded). */
-export const DEFAULT_MCP_LIMITS = {
-  maxListPages: 20,
-  listTimeoutMs: 15_000,
-  maxTools: 256,
-  maxListChangedPerMinute: 30,
-  maxDescriptionChars: 1_000,
-  maxSchemaChars: 20_000,
-} as const;
-
-/** The bounds of {@link DEFAULT_MCP_LIMITS}; a server past one of the listing bounds is failed with the reason. */
-export const McpLimitsSchema = z.strictObject({
-  /** Pages of one `tools/list` (a server whose `nextCursor` never ends is failed). */
-  maxListPages: z.number().int().min(1).max(1_000).default(DEFAULT_MCP_LIMITS.maxListPages),
-  /** Time to read every page of one `tools/list`. */
-  listTimeoutMs: z.number().int().min(100).default(DEFAULT_MCP_LIMITS.listTimeoutMs),
-  /** Tools one server may list. */
-  maxTools: z.number().int().min(1).max(10_000).default(DEFAULT_MCP_LIMITS.maxTools),
-  /** `tools/list_changed` notifications one server may send in a minute. */
-  maxListChangedPerMinute: z.number().int().min(1).default(DEFAULT_MCP_LIMITS.maxListChangedPerMinute),
-  /** Characters of a tool's description offered to the model; the rest is cut. */
-  maxDescriptionChars: z.number().int().min(50).default(DEFAULT_MCP_LIMITS.maxDescriptionChars),
-  /** Characters of a tool's input schema (as JSON); a tool with a larger one is skipped, with a logged reason. */
-  maxSchemaChars: z.number().int().min(100).default(DEFAULT_MCP_LIMITS.maxSchemaChars),
-});
-
-/** MCP tool servers (SPEC section 14). */
-export const McpConfigSchema = z.strictObject({
-  limits: McpLimitsSchema.default(McpLimitsSchema.parse({})),
-  servers: z.record(z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'server names: 1-32 letters, digits, _ or -'), McpServerSchema).default({}),
 });
 
 /** The LLM endpoint (any OpenAI-compatible Chat Completions API). */
