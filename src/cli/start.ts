@@ -87,9 +87,6 @@ async function main(): Promise<number> {
     log.warn(fields, text);
     if (logFile) say(text);
   };
-  for (const { channel } of channelAccess(config).filter((entry) => entry.open)) warn({ channel }, `${openChannelText(channel)}. To close it: ${closeChannelFix(channel)}.`);
-  const leftovers = await leftoverWorkspaceNotice(config);
-  if (leftovers) warn({ workspace: 'leftovers' }, leftovers);
   if (useTerminal) channels.push(await terminalFactory(config));
   const missing = [
     ...(!config.llm.apiKey && !config.llm.baseUrl ? ['OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for any OpenAI-compatible server)'] : []),
@@ -103,6 +100,10 @@ async function main(): Promise<number> {
     process.stderr.write(`pincer: no channel is configured and no terminal is attached.\n\n${SETUP_HELP}`);
     return 78;
   }
+  // Said once the bot is known to start: a start refused for its setup shows that first.
+  for (const { channel } of channelAccess(config).filter((entry) => entry.open)) warn({ channel }, `${openChannelText(channel)}. To close it: ${closeChannelFix(channel)}.`);
+  const leftovers = await leftoverWorkspaceNotice(config);
+  if (leftovers) warn({ workspace: 'leftovers' }, leftovers);
   let store: Store;
   try {
     store = await Store.open({
