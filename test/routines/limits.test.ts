@@ -124,7 +124,7 @@ describe('routine limits', () => {
     `a firing's claim in Redis expires after the catch-up window and a margin${process.env.PINCER_TEST_REDIS_URL ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)'}`,
     async () => {
       const url = new URL(process.env.PINCER_TEST_REDIS_URL!);
-      url.pathname = '/12';
+      url.pathname = '/15';
       const redis = new Redis(url.toString());
       await redis.flushdb();
       rig = await startAppRig({ responder: model, config: { storeUrl: url.toString() } });
