@@ -143,9 +143,27 @@ class Guards {
   readonly failures = new RepeatedBatchTracker();
   readonly successes = new RepeatedBatchTracker();
   readonly detector: LoopDetector | undefined;
+  /** Text was forced by a guard (not by the delegate). */
+  private forcedText = false;
 
   constructor(settings: LoopConfig) {
     this.detector = settings.detectors ? new LoopDetector(settings.detectors) : undefined;
+  }
+
+  /** Offers no tools until the model has answered in text. */
+  forceText(ctx: LoopContext): void {
+    this.forcedText = true;
+    ctx.forceText = true;
+  }
+
+  /**
+   * The model answered in text and the run goes on (a job): the tools come
+   * back. Text a delegate forces stays forced (it sets it again before each call).
+   */
+  liftForcedText(ctx: LoopContext): void {
+    if (!this.forcedText) return;
+    this.forcedText = false;
+    ctx.forceText = false;
   }
 }
 
@@ -291,7 +309,9 @@ async function handleText<P>(
     }
   }
   const action = await delegate.handleTextResponse(text, { ...response, content: text }, ctx);
-  return action.action === 'return' ? action.outcome : undefined;
+  if (action.action === 'return') return action.outcome;
+  guards.liftForcedText(ctx);
+  return undefined;
 }
 
 async function handleToolCalls<P>(
@@ -306,7 +326,7 @@ async function handleToolCalls<P>(
     guards.truncations += 1;
     if (response.content.trim()) ctx.messages.push({ role: 'assistant', content: response.content });
     ctx.messages.push({ role: 'user', content: TRUNCATED_CALLS_NOTICE });
-    if (guards.truncations >= settings.truncationsBeforeForceText) ctx.forceText = true;
+    if (guards.truncations >= settings.truncationsBeforeForceText) guards.forceText(ctx);
     return undefined;
   }
   guards.nudgesInARow = 0;
@@ -316,21 +336,25 @@ async function handleToolCalls<P>(
 
   const failedRepeats = guards.failures.record(fingerprint, batch.allFailed);
   const successRepeats = guards.successes.record(fingerprint, batch.allSucceeded);
+  // The detectors see every call, so that they remember it if forced text does not end the repetition.
   const verdict = guards.detector?.observe(batch.calls ?? observedCalls(response.toolCalls, batch));
+  if (failedRepeats >= 2) {
+    // The same failing batch again is step 6's: its warning and forced text come before any question or stop.
+    if (failedRepeats >= settings.failedRepeatWarnAt) ctx.messages.push({ role: 'user', content: REPEATED_FAILURE_NOTICE });
+    if (failedRepeats >= settings.failedRepeatForceTextAt) guards.forceText(ctx);
+    return undefined;
+  }
   if (verdict?.action === 'escalate') {
     if (delegate.onLoopDetected) return delegate.onLoopDetected(verdict.finding, response.toolCalls, ctx);
     return { type: 'failure', reason: `I kept repeating myself: ${verdict.finding.summary}` };
   }
   if (verdict?.action === 'note') {
-    // One note per batch: the detector's says what repeats, and covers the streaks below.
+    // One note per batch: the detector's says what repeats, and covers the streak of successes below.
     ctx.messages.push({ role: 'user', content: verdict.message });
-    if (failedRepeats >= settings.failedRepeatForceTextAt || successRepeats >= settings.successRepeatForceTextAt) ctx.forceText = true;
-  } else if (failedRepeats >= settings.failedRepeatWarnAt) {
-    ctx.messages.push({ role: 'user', content: REPEATED_FAILURE_NOTICE });
-    if (failedRepeats >= settings.failedRepeatForceTextAt) ctx.forceText = true;
+    if (successRepeats >= settings.successRepeatForceTextAt) guards.forceText(ctx);
   } else if (successRepeats >= settings.successRepeatWarnAt) {
     ctx.messages.push({ role: 'user', content: REPEATED_SUCCESS_NOTICE });
-    if (successRepeats >= settings.successRepeatForceTextAt) ctx.forceText = true;
+    if (successRepeats >= settings.successRepeatForceTextAt) guards.forceText(ctx);
   }
   return undefined;
 }

@@ -345,6 +345,29 @@ describe('runAgenticLoop', () => {
       expect(notes.length).toBeGreaterThanOrEqual(1);
     });
 
+    it('leaves identical failing batches to the warning and forced text: no question', async () => {
+      const fail = () => calls([['nosuch', { q: 'same' }]]);
+      const delegate = new ScriptedDelegate([fail(), fail(), fail(), fail(), text('I cannot do that here.')]);
+      delegate.failing.add('nosuch');
+      const ctx = context();
+      expect(await runAgenticLoop(delegate, ctx, { detectors })).toEqual({ type: 'response', text: 'I cannot do that here.' });
+      expect(delegate.loops).toEqual([]);
+      expect(count(ctx, REPEATED_FAILURE_NOTICE)).toBe(3);
+      expect(delegate.forceTextAtCall).toEqual([false, false, false, false, true]);
+    });
+
+    it('asks when forced text did not end the failing repetition', async () => {
+      const fail = () => calls([['nosuch', { q: 'same' }]]);
+      // Like a job: the forced text reply is not the end, and the model goes back to the same call.
+      const delegate = new ScriptedDelegate([fail(), fail(), fail(), fail(), text('continue: I will try again.'), fail(), text('never')]);
+      delegate.failing.add('nosuch');
+      const outcome = await runAgenticLoop(delegate, context(), { detectors });
+      expect(outcome).toEqual({ type: 'need_approval', pending: 'loop: failures' });
+      expect(delegate.executed).toHaveLength(5);
+      // The tools came back after the text reply.
+      expect(delegate.forceTextAtCall).toEqual([false, false, false, false, true, false]);
+    });
+
     it('stays quiet for calls that differ', async () => {
       const script = Array.from({ length: 8 }, (_, i) => calls([['search', { q: `topic ${i}` }]]));
       const delegate = new ScriptedDelegate([...script, text('done')]);
