@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REPEATED_FAILURE_NOTICE, roundsExhaustedMessage } from '../../src/agent/guards/notices.js';
 import { NOT_AVAILABLE } from '../../src/channels/access.js';
+import { STALE_BUTTON } from '../../src/channels/types.js';
 import { NO_SUCH_TOOL_ANSWER } from './brain.js';
 import type { ScenarioChat, ScenarioDriver, ScenarioUser } from './driver.js';
 import { startHarness, waitFor, waitForApproval, waitForMessage, waitForResolved, type Harness, type HarnessOptions } from './harness.js';
@@ -285,6 +286,19 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await waitForMessage(h, dm, 'saved note "survive"');
       await new Promise((resolve) => setTimeout(resolve, 300));
       expect(h.tools.notes).toEqual(['survive']);
+    });
+
+    itNeeds(latePresses, 'a press of a prompt the bot no longer knows (its data was reset) gets the stale-button notice and runs nothing', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note forgotten');
+      const prompt = await waitForApproval(h, dm);
+      await h.close();
+      await start();
+      await h.driver.pressApproval(dm, alice, prompt, 'approve');
+      await waitFor(() => h.driver.privateNotices(alice).includes(STALE_BUTTON), 'the stale-button notice');
+      expect(h.tools.notes).toEqual([]);
+      expect(h.llm.requests).toHaveLength(0);
     });
 
     it('a new message while an approval is pending counts as a denial and continues with the message', async () => {
