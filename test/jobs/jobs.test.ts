@@ -163,6 +163,26 @@ for (const engine of ENGINES) {
         expect(broken.planState).toBe('abandoned');
         expect(broken.result).toBe('the loop finished broken');
       });
+
+      it('runs on the model its conversation had chosen with /model use: its plan, its completion check and its steps', async () => {
+        rig = await startRig(engine, {
+          config: { llm: { models: [{ name: 'other-model' }] } },
+          responder: model((goal, request) => {
+            if (isPlanning(request)) return textReply(JSON.stringify({ steps: [{ tool: 'calculator', arguments: { expression: '1+1' } }] }));
+            if (/The planned steps have run/.test(String(request.messages.at(-1)?.content ?? ''))) return textReply('Not done yet: one more look.');
+            return textReply(`DONE: ${goal} on ${request.model}`);
+          }),
+        });
+        rig.platform.channel.command({ chat: dm, sender: ada, name: 'model', args: 'use other-model' });
+        await rig.platform.waitFor(() => texts().some((t) => /now uses other-model/.test(t)), 5_000, 'the switch');
+        rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'planjob switched tools calculator' });
+        await approveNext(0);
+        const result = await rig.platform.waitFor(() => texts().find((t) => /is done\./.test(t)), 10_000, 'the result');
+        expect(result).toMatch(/\n\nswitched on other-model$/);
+        const jobCalls = rig.llm.requests.filter((r) => goalOf(r) !== undefined);
+        expect(jobCalls).toHaveLength(3);
+        expect(jobCalls.map((r) => r.model)).toEqual(['other-model', 'other-model', 'other-model']);
+      });
     });
 
     describe('background jobs', () => {
