@@ -7,7 +7,8 @@ import type { ChatMessage, LlmResponse, ToolCall, ToolDefinition } from '../llm/
 import { CONTINUE_PROMPT, stitch } from './guards/continuation.js';
 import { batchFingerprint } from './guards/fingerprint.js';
 import { LoopDetector, type LoopFinding, type LoopDetectorConfig, type ObservedCall } from './guards/loop-detector.js';
-import { REPEATED_FAILURE_NOTICE, REPEATED_SUCCESS_NOTICE, TRUNCATED_ANSWER_NOTE, TRUNCATED_CALLS_NOTICE } from './guards/notices.js';
+import { REPEATED_ANSWER_NOTICE, REPEATED_FAILURE_NOTICE, REPEATED_SUCCESS_NOTICE, TRUNCATED_ANSWER_NOTE, TRUNCATED_CALLS_NOTICE } from './guards/notices.js';
+import { answerKey, repeatedAnswerSummary } from './guards/repeated-answers.js';
 import { RepeatedBatchTracker } from './guards/repeated-batches.js';
 import { findDegenerateTail, REPETITION_CUT_NOTE } from './guards/repeated-text.js';
 import { signalsToolIntent, TOOL_INTENT_NUDGE } from './guards/tool-intent.js';
@@ -117,6 +118,9 @@ export interface LoopConfig {
   /** Identical successful batches in a row: warning, then forced text. */
   successRepeatWarnAt: number;
   successRepeatForceTextAt: number;
+  /** The same answer in a row, in a run that goes on after answers (a job): warning, then the run ends with a report. */
+  answerRepeatWarnAt: number;
+  answerRepeatStopAt: number;
   /** Continuations asked for a text reply cut by the output limit. */
   maxContinuations: number;
   /** Thresholds of the loop detectors (similar calls, windows, cycles, failures); unset: they are off. */
@@ -132,6 +136,8 @@ export const DEFAULT_LOOP_CONFIG = {
   failedRepeatForceTextAt: 4,
   successRepeatWarnAt: 5,
   successRepeatForceTextAt: 6,
+  answerRepeatWarnAt: 2,
+  answerRepeatStopAt: 3,
   maxContinuations: 3,
 } as const satisfies LoopConfig;
 
@@ -142,6 +148,7 @@ class Guards {
   answerReviewed = false;
   readonly failures = new RepeatedBatchTracker();
   readonly successes = new RepeatedBatchTracker();
+  readonly answers = new RepeatedBatchTracker();
   readonly detector: LoopDetector | undefined;
   /** Text was forced by a guard (not by the delegate). */
   private forcedText = false;
@@ -201,7 +208,10 @@ async function runIteration<P>(
 ): Promise<LoopOutcome<P> | undefined> {
   const signal = (await delegate.checkSignals?.(ctx)) ?? { type: 'continue' };
   if (signal.type === 'stop') return { type: 'stopped' };
-  if (signal.type === 'inject') ctx.messages.push(...signal.messages);
+  if (signal.type === 'inject') {
+    ctx.messages.push(...signal.messages);
+    guards.answers.reset();
+  }
 
   const early = await delegate.beforeLlmCall?.(ctx, iteration);
   if (early) return early;
@@ -311,6 +321,10 @@ async function handleText<P>(
   const action = await delegate.handleTextResponse(text, { ...response, content: text }, ctx);
   if (action.action === 'return') return action.outcome;
   guards.liftForcedText(ctx);
+  // The run goes on after this answer: the same one again and again is a loop of its own.
+  const repeats = guards.answers.record(answerKey(text), true);
+  if (repeats >= settings.answerRepeatStopAt) return { type: 'failure', reason: `I kept repeating myself: ${repeatedAnswerSummary(text, repeats)}` };
+  if (repeats >= settings.answerRepeatWarnAt) ctx.messages.push({ role: 'user', content: REPEATED_ANSWER_NOTICE });
   return undefined;
 }
 
@@ -330,6 +344,7 @@ async function handleToolCalls<P>(
     return undefined;
   }
   guards.nudgesInARow = 0;
+  guards.answers.reset();
   const fingerprint = batchFingerprint(response.toolCalls);
   const batch = await delegate.executeToolCalls(response.toolCalls, response.content, ctx);
   if (batch.outcome) return batch.outcome;

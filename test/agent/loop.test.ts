@@ -3,6 +3,7 @@ import { LlmError } from '../../src/errors.js';
 import { CONTINUE_PROMPT } from '../../src/agent/guards/continuation.js';
 import type { LoopFinding } from '../../src/agent/guards/loop-detector.js';
 import {
+  REPEATED_ANSWER_NOTICE,
   REPEATED_FAILURE_NOTICE,
   REPEATED_SUCCESS_NOTICE,
   TRUNCATED_ANSWER_NOTE,
@@ -242,6 +243,29 @@ describe('runAgenticLoop', () => {
       const ctx = context();
       await runAgenticLoop(delegate, ctx);
       expect(count(ctx, REPEATED_FAILURE_NOTICE)).toBe(0);
+    });
+  });
+
+  describe('the same answer again in a run that goes on after answers', () => {
+    it.each([
+      [1, 0, 'script exhausted'],
+      [2, 1, 'script exhausted'],
+      [3, 1, 'failure'],
+    ])('after %i identical answers: %i warnings, then %s', async (n, warnings, end) => {
+      const delegate = new ScriptedDelegate(Array.from({ length: n }, (_, i) => text(i % 2 ? 'continue:  Still   working.' : 'continue: still working.')));
+      const ctx = context();
+      const outcome = await runAgenticLoop(delegate, ctx).catch((error: Error) => error.message);
+      expect(count(ctx, REPEATED_ANSWER_NOTICE)).toBe(warnings);
+      if (end === 'failure') expect(outcome).toEqual({ type: 'failure', reason: 'I kept repeating myself: the same answer 3 times in a row without finishing ("continue: still working.").' });
+      else expect(outcome).toBe(end);
+    });
+
+    it('starts over after a tool call or a different answer', async () => {
+      const same = () => text('continue: still working.');
+      const delegate = new ScriptedDelegate([same(), same(), calls([['search', { q: 1 }]]), same(), same(), text('continue: other'), same(), same(), text('done')]);
+      const ctx = context();
+      expect(await runAgenticLoop(delegate, ctx)).toEqual({ type: 'response', text: 'done' });
+      expect(count(ctx, REPEATED_ANSWER_NOTICE)).toBe(3);
     });
   });
 

@@ -13,6 +13,7 @@ import { scenarioTools, ToolLog } from '../scenarios/tools.js';
 import { Redis } from 'ioredis';
 import { startAppRig, type AppRig, type AppRigOptions } from '../support/app-rig.js';
 import { testDm, testGroup } from '../support/test-channel.js';
+import { REPEATED_ANSWER_NOTICE } from '../../src/agent/guards/notices.js';
 import type { JobRecord } from '../../src/jobs/job.js';
 
 let rig: AppRig | undefined;
@@ -259,6 +260,18 @@ for (const engine of ENGINES) {
         const done = await jobOf('completed');
         expect(done.result).toBe('both halves checked.');
         expect(calls).toBe(2);
+      });
+
+      it('a model that keeps giving the same answer without finishing is told once, then the job fails with a report', async () => {
+        rig = await startRig(engine, { responder: model(() => textReply('Still working on it.')) });
+        rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job stuck' });
+        await approveNext(0);
+        const report = await rig.platform.waitFor(() => texts().find((t) => /^❌ Job \S+ "Job stuck" failed/.test(t)), 10_000, 'the failure message');
+        expect(report).toMatch(/failed: I kept repeating myself: the same answer 3 times in a row without finishing \("Still working on it\."\)\.$/);
+        // Three model calls, not the job's 30 steps; the model was told after the second.
+        const jobCalls = rig.llm.requests.filter((r) => goalOf(r) !== undefined);
+        expect(jobCalls).toHaveLength(3);
+        expect(jobCalls.map((r) => r.messages.filter((m) => m.content === REPEATED_ANSWER_NOTICE).length)).toEqual([0, 0, 1]);
       });
 
       it('/jobs cancel aborts a hanging model request within 2 s', async () => {
