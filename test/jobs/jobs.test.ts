@@ -274,6 +274,14 @@ for (const engine of ENGINES) {
         expect(jobCalls.map((r) => r.messages.filter((m) => m.content === REPEATED_ANSWER_NOTICE).length)).toEqual([0, 0, 1]);
       });
 
+      it('a job whose model says it cannot reach the goal fails with its reason, ended by one full stop', async () => {
+        rig = await startRig(engine, { responder: model(() => textReply('FAILED: the site is down.')) });
+        rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job unreachable' });
+        await approveNext(0);
+        const report = await rig.platform.waitFor(() => texts().find((t) => /^❌ Job \S+ "Job unreachable" failed/.test(t)), 10_000, 'the failure message');
+        expect(report).toMatch(/failed: the site is down\.$/);
+      });
+
       it('/jobs cancel aborts a hanging model request within 2 s', async () => {
         rig = await startRig(engine, { responder: model(() => hang()) });
         rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job wait' });
