@@ -5,7 +5,7 @@
  * to whoever waits on it through an injected callback (a chat turn today; a
  * background job or another instance can wait the same way).
  */
-import { qualifiedUserId, type ApprovalOutcome, type InboundApprovalAnswer, type InboundMessage } from '../channels/types.js';
+import { qualifiedUserId, STALE_BUTTON, type ApprovalOutcome, type InboundApprovalAnswer, type InboundMessage } from '../channels/types.js';
 import { promptOf, subjectOf, type ApprovalBook, type ClaimResult, type PendingApproval } from './approval-book.js';
 import { InProcessTimers, type Timers } from '../store/timers.js';
 import type { AgentServices } from './services.js';
@@ -24,7 +24,8 @@ export type ResumeWork = (approval: PendingApproval, how: ApprovalResumption) =>
 
 /** Texts shown privately to the presser of a button that cannot answer. */
 export const PRESS_NOTICES = {
-  unknown: 'This approval request is no longer valid.',
+  /** A prompt pincer has no record of: the same notice as a button no adapter can read. */
+  unknown: STALE_BUTTON,
   already_answered: 'This request was already answered.',
   expired: 'This request expired; the action was not run.',
   wrong_chat: 'This approval belongs to another conversation.',

@@ -7,7 +7,8 @@ import type { ChatMessage, LlmResponse, ToolCall, ToolDefinition } from '../llm/
 import { CONTINUE_PROMPT, stitch } from './guards/continuation.js';
 import { batchFingerprint } from './guards/fingerprint.js';
 import { LoopDetector, type LoopFinding, type LoopDetectorConfig, type ObservedCall } from './guards/loop-detector.js';
-import { REPEATED_FAILURE_NOTICE, REPEATED_SUCCESS_NOTICE, TRUNCATED_ANSWER_NOTE, TRUNCATED_CALLS_NOTICE } from './guards/notices.js';
+import { REPEATED_ANSWER_NOTICE, REPEATED_FAILURE_NOTICE, REPEATED_SUCCESS_NOTICE, TRUNCATED_ANSWER_NOTE, TRUNCATED_CALLS_NOTICE } from './guards/notices.js';
+import { answerKey, repeatedAnswerSummary } from './guards/repeated-answers.js';
 import { RepeatedBatchTracker } from './guards/repeated-batches.js';
 import { findDegenerateTail, REPETITION_CUT_NOTE } from './guards/repeated-text.js';
 import { signalsToolIntent, TOOL_INTENT_NUDGE } from './guards/tool-intent.js';
@@ -117,6 +118,9 @@ export interface LoopConfig {
   /** Identical successful batches in a row: warning, then forced text. */
   successRepeatWarnAt: number;
   successRepeatForceTextAt: number;
+  /** The same answer in a row, in a run that goes on after answers (a job): warning, then the run ends with a report. */
+  answerRepeatWarnAt: number;
+  answerRepeatStopAt: number;
   /** Continuations asked for a text reply cut by the output limit. */
   maxContinuations: number;
   /** Thresholds of the loop detectors (similar calls, windows, cycles, failures); unset: they are off. */
@@ -132,6 +136,8 @@ export const DEFAULT_LOOP_CONFIG = {
   failedRepeatForceTextAt: 4,
   successRepeatWarnAt: 5,
   successRepeatForceTextAt: 6,
+  answerRepeatWarnAt: 2,
+  answerRepeatStopAt: 3,
   maxContinuations: 3,
 } as const satisfies LoopConfig;
 
@@ -142,10 +148,29 @@ class Guards {
   answerReviewed = false;
   readonly failures = new RepeatedBatchTracker();
   readonly successes = new RepeatedBatchTracker();
+  readonly answers = new RepeatedBatchTracker();
   readonly detector: LoopDetector | undefined;
+  /** Text was forced by a guard (not by the delegate). */
+  private forcedText = false;
 
   constructor(settings: LoopConfig) {
     this.detector = settings.detectors ? new LoopDetector(settings.detectors) : undefined;
+  }
+
+  /** Offers no tools until the model has answered in text. */
+  forceText(ctx: LoopContext): void {
+    this.forcedText = true;
+    ctx.forceText = true;
+  }
+
+  /**
+   * The model answered in text and the run goes on (a job): the tools come
+   * back. Text a delegate forces stays forced (it sets it again before each call).
+   */
+  liftForcedText(ctx: LoopContext): void {
+    if (!this.forcedText) return;
+    this.forcedText = false;
+    ctx.forceText = false;
   }
 }
 
@@ -183,7 +208,10 @@ async function runIteration<P>(
 ): Promise<LoopOutcome<P> | undefined> {
   const signal = (await delegate.checkSignals?.(ctx)) ?? { type: 'continue' };
   if (signal.type === 'stop') return { type: 'stopped' };
-  if (signal.type === 'inject') ctx.messages.push(...signal.messages);
+  if (signal.type === 'inject') {
+    ctx.messages.push(...signal.messages);
+    guards.answers.reset();
+  }
 
   const early = await delegate.beforeLlmCall?.(ctx, iteration);
   if (early) return early;
@@ -291,7 +319,13 @@ async function handleText<P>(
     }
   }
   const action = await delegate.handleTextResponse(text, { ...response, content: text }, ctx);
-  return action.action === 'return' ? action.outcome : undefined;
+  if (action.action === 'return') return action.outcome;
+  guards.liftForcedText(ctx);
+  // The run goes on after this answer: the same one again and again is a loop of its own.
+  const repeats = guards.answers.record(answerKey(text), true);
+  if (repeats >= settings.answerRepeatStopAt) return { type: 'failure', reason: `I kept repeating myself: ${repeatedAnswerSummary(text, repeats)}` };
+  if (repeats >= settings.answerRepeatWarnAt) ctx.messages.push({ role: 'user', content: REPEATED_ANSWER_NOTICE });
+  return undefined;
 }
 
 async function handleToolCalls<P>(
@@ -306,31 +340,36 @@ async function handleToolCalls<P>(
     guards.truncations += 1;
     if (response.content.trim()) ctx.messages.push({ role: 'assistant', content: response.content });
     ctx.messages.push({ role: 'user', content: TRUNCATED_CALLS_NOTICE });
-    if (guards.truncations >= settings.truncationsBeforeForceText) ctx.forceText = true;
+    if (guards.truncations >= settings.truncationsBeforeForceText) guards.forceText(ctx);
     return undefined;
   }
   guards.nudgesInARow = 0;
+  guards.answers.reset();
   const fingerprint = batchFingerprint(response.toolCalls);
   const batch = await delegate.executeToolCalls(response.toolCalls, response.content, ctx);
   if (batch.outcome) return batch.outcome;
 
   const failedRepeats = guards.failures.record(fingerprint, batch.allFailed);
   const successRepeats = guards.successes.record(fingerprint, batch.allSucceeded);
+  // The detectors see every call, so that they remember it if forced text does not end the repetition.
   const verdict = guards.detector?.observe(batch.calls ?? observedCalls(response.toolCalls, batch));
+  if (failedRepeats >= 2) {
+    // The same failing batch again is step 6's: its warning and forced text come before any question or stop.
+    if (failedRepeats >= settings.failedRepeatWarnAt) ctx.messages.push({ role: 'user', content: REPEATED_FAILURE_NOTICE });
+    if (failedRepeats >= settings.failedRepeatForceTextAt) guards.forceText(ctx);
+    return undefined;
+  }
   if (verdict?.action === 'escalate') {
     if (delegate.onLoopDetected) return delegate.onLoopDetected(verdict.finding, response.toolCalls, ctx);
     return { type: 'failure', reason: `I kept repeating myself: ${verdict.finding.summary}` };
   }
   if (verdict?.action === 'note') {
-    // One note per batch: the detector's says what repeats, and covers the streaks below.
+    // One note per batch: the detector's says what repeats, and covers the streak of successes below.
     ctx.messages.push({ role: 'user', content: verdict.message });
-    if (failedRepeats >= settings.failedRepeatForceTextAt || successRepeats >= settings.successRepeatForceTextAt) ctx.forceText = true;
-  } else if (failedRepeats >= settings.failedRepeatWarnAt) {
-    ctx.messages.push({ role: 'user', content: REPEATED_FAILURE_NOTICE });
-    if (failedRepeats >= settings.failedRepeatForceTextAt) ctx.forceText = true;
+    if (successRepeats >= settings.successRepeatForceTextAt) guards.forceText(ctx);
   } else if (successRepeats >= settings.successRepeatWarnAt) {
     ctx.messages.push({ role: 'user', content: REPEATED_SUCCESS_NOTICE });
-    if (successRepeats >= settings.successRepeatForceTextAt) ctx.forceText = true;
+    if (successRepeats >= settings.successRepeatForceTextAt) guards.forceText(ctx);
   }
   return undefined;
 }

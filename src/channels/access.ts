@@ -31,9 +31,6 @@ import type { ChatKind } from './types.js';
  */
 export const NOT_AVAILABLE = 'pincer is not available to you here.';
 
-/** What a press of a button pincer does not recognise (an old or foreign payload) is told, on every channel. */
-export const STALE_BUTTON = 'This button is no longer valid.';
-
 /** A channel's allowlists in the rule's terms; an empty list admits everyone. */
 export interface Allowlists {
   /** Platform user ids. */

@@ -165,6 +165,13 @@ export interface ApprovalOutcome {
  */
 export const IN_PROGRESS_MARK = ' …';
 
+/**
+ * What the presser of a button pincer no longer knows is told, on every
+ * channel: a payload no adapter can read (an old or foreign button), or a
+ * prompt the agent has no record of.
+ */
+export const STALE_BUTTON = 'This button is no longer valid.';
+
 /** What a channel can do, for the agent's pacing of edits and typing. */
 export interface ChannelCapabilities {
   /** Longest single platform message, in characters. */

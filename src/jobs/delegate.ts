@@ -119,7 +119,7 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
     // The owner pays for their job: its calls are booked against their daily limit and count as their usage.
     const response = await meteredCall(
       this.services,
-      this.services.models.providerFor(undefined),
+      this.services.models.providerFor(this.job.model),
       { messages: ctx.messages, ...(ctx.forceText || !ctx.tools.length ? {} : { tools: ctx.tools }), signal: this.control.signal },
       { userId: this.job.owner, thread: `job:${this.job.id}`, purpose: 'job_step', job: true },
     );

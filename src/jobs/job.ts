@@ -73,6 +73,8 @@ export const JobRecordSchema = z.object({
    */
   standing: z.enum(['dm', 'group']).optional(),
   plan: z.boolean(),
+  /** The model its origin conversation had chosen (`/model use`) when it was created; unset: the default. */
+  model: z.string().optional(),
   maxIterations: z.number().int().positive(),
   timeoutMs: z.number().int().positive(),
   state: z.enum(JOB_STATES),
@@ -113,6 +115,7 @@ export interface JobRequest {
   tools: string[];
   standing?: 'dm' | 'group';
   plan: boolean;
+  model?: string;
   maxIterations: number;
   timeoutMs: number;
 }

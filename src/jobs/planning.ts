@@ -155,7 +155,7 @@ export async function runPlannedJob(job: JobRecord, services: AgentServices, con
     signal: control.signal,
     // Planning and the completion check are the owner's calls too: booked against their limit, counted as theirs.
     complete: (messages, purpose) =>
-      meteredCall(services, services.models.providerFor(undefined), { messages: messages[0]?.role === 'system' ? messages : [system, ...messages], signal: control.signal }, { userId: job.owner, thread: `job:${job.id}`, purpose, job: true }),
+      meteredCall(services, services.models.providerFor(job.model), { messages: messages[0]?.role === 'system' ? messages : [system, ...messages], signal: control.signal }, { userId: job.owner, thread: `job:${job.id}`, purpose, job: true }),
     hasMessages,
     save: () => control.save(),
     activity: (what) => control.activity(what),

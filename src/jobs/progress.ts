@@ -47,7 +47,8 @@ export function jobFinalMessage(job: JobRecord): string {
   const head = `${STATE_MARKS[job.state]} Job ${job.id} "${job.title}"`;
   if (job.state === 'completed') return `${head} is done.\n\n${job.result ?? ''}`.trimEnd();
   if (job.state === 'cancelled') return `${head} was cancelled${job.result ? `: ${job.result}` : '.'}`;
-  return `${head} failed: ${job.result ?? 'no reason given'}.`;
+  // A reason may end a sentence of its own ("FAILED: the site is down."): one full stop, not two.
+  return `${head} failed: ${job.result ?? 'no reason given'}`.replace(/([^.!?])$/, '$1.');
 }
 
 /** Keeps one job's status message up to date. */

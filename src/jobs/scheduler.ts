@@ -146,8 +146,8 @@ export class JobScheduler {
     const job = await this.jobs.get(id);
     if (!job) return { ok: false, message: `There is no job ${id}.` };
     if (!FINAL_STATES.has(job.state)) return { ok: false, message: `Job ${id} has not ended (${job.state}); cancel it first.` };
-    const { title, goal, owner, ownerName, origin, tools, standing, plan, maxIterations, timeoutMs } = job;
-    const again = await this.create(withinBounds({ title, goal, owner, ownerName, origin, tools, ...(standing ? { standing } : {}), plan, maxIterations, timeoutMs }, this.config)).catch(refusalOnly);
+    const { title, goal, owner, ownerName, origin, tools, standing, plan, model, maxIterations, timeoutMs } = job;
+    const again = await this.create(withinBounds({ title, goal, owner, ownerName, origin, tools, ...(standing ? { standing } : {}), plan, ...(model ? { model } : {}), maxIterations, timeoutMs }, this.config)).catch(refusalOnly);
     if (again instanceof ToolError) return { ok: false, message: `Job ${id} was not run again: ${again.modelMessage}` };
     return { ok: true, message: `Job ${id} runs again as job ${again.id}.`, job: again };
   }

@@ -92,6 +92,8 @@ export function jobTools(deps: JobToolDeps): [Tool<typeof createParams>, Tool<ty
           tools,
           ...standing,
           plan: params.plan ?? false,
+          // The conversation's model now: a later /model use there does not move a job already asked for.
+          ...(record.model ? { model: record.model } : {}),
           maxIterations: params.maxIterations ?? jobs.maxIterations,
           timeoutMs: Math.round((params.timeoutMinutes ?? jobs.timeoutMinutes) * 60_000),
         });

@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { claimsCorrection } from '../../src/agent/guards/claims.js';
+import { REPEATED_FAILURE_NOTICE } from '../../src/agent/guards/notices.js';
 import { REPETITION_CUT_NOTE } from '../../src/agent/guards/repeated-text.js';
 import { LOOP_ANSWERS } from '../../src/agent/turn.js';
 import { textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
@@ -97,6 +98,35 @@ describe('a cycle of calls in a group', () => {
     const report = await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).find((m) => m.text.startsWith('I stopped here')), 10_000, 'the report');
     expect(report.text).toMatch(/going in circles.*calculator/s);
     expect(rig.platform.approvalsIn(chat)).toEqual([]);
+  });
+});
+
+/**
+ * Calls a tool that does not exist, with the same arguments, for as long as it
+ * is offered tools; answers in text once it is not.
+ */
+function unknownToolModel(request: FakeLlmRequest): FakeLlmEntry {
+  if (!request.tools?.length) return textReply('I have no web search here, so I cannot look that up. From memory: Lisbon.');
+  return toolCallReply([{ name: 'web_search_pro', arguments: { query: 'capital of Portugal' } }]);
+}
+
+describe('identical failing batches', () => {
+  it.each([
+    ['a DM', testDm(ada.id), false],
+    ['a group', testGroup('g1'), true],
+  ])('in %s: a warning at the 2nd, forced text at the 4th, and the person gets the answer, no question', async (_where, chat, mention) => {
+    rig = await startAppRig({ responder: unknownToolModel, tools: scenarioTools(new ToolLog()) });
+    rig.platform.channel.userMessage({ chat, sender: ada, text: 'What is the capital of Portugal?', mentionsBot: mention });
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(chat)[0] ?? rig!.platform.approvalsIn(chat)[0], 10_000, 'a reply or a question');
+    await rig.app.runtime.idle();
+
+    expect(rig.platform.approvalsIn(chat)).toEqual([]);
+    expect(rig.platform.messagesIn(chat).map((m) => m.text)).toEqual(['I have no web search here, so I cannot look that up. From memory: Lisbon.']);
+    const requests = rig.llm.requests;
+    expect(requests.map((request) => (request.tools?.length ?? 0) > 0)).toEqual([true, true, true, true, false]);
+    const warnings = requests.map((request) => contents(request).filter((text) => text === REPEATED_FAILURE_NOTICE).length);
+    // The request after the n-th batch is requests[n]: warned from the 2nd identical failing batch on.
+    expect(warnings).toEqual([0, 0, 1, 2, 3]);
   });
 });
 

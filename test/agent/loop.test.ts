@@ -3,6 +3,7 @@ import { LlmError } from '../../src/errors.js';
 import { CONTINUE_PROMPT } from '../../src/agent/guards/continuation.js';
 import type { LoopFinding } from '../../src/agent/guards/loop-detector.js';
 import {
+  REPEATED_ANSWER_NOTICE,
   REPEATED_FAILURE_NOTICE,
   REPEATED_SUCCESS_NOTICE,
   TRUNCATED_ANSWER_NOTE,
@@ -245,6 +246,29 @@ describe('runAgenticLoop', () => {
     });
   });
 
+  describe('the same answer again in a run that goes on after answers', () => {
+    it.each([
+      [1, 0, 'script exhausted'],
+      [2, 1, 'script exhausted'],
+      [3, 1, 'failure'],
+    ])('after %i identical answers: %i warnings, then %s', async (n, warnings, end) => {
+      const delegate = new ScriptedDelegate(Array.from({ length: n }, (_, i) => text(i % 2 ? 'continue:  Still   working.' : 'continue: still working.')));
+      const ctx = context();
+      const outcome = await runAgenticLoop(delegate, ctx).catch((error: Error) => error.message);
+      expect(count(ctx, REPEATED_ANSWER_NOTICE)).toBe(warnings);
+      if (end === 'failure') expect(outcome).toEqual({ type: 'failure', reason: 'I kept repeating myself: the same answer 3 times in a row without finishing ("continue: still working.").' });
+      else expect(outcome).toBe(end);
+    });
+
+    it('starts over after a tool call or a different answer', async () => {
+      const same = () => text('continue: still working.');
+      const delegate = new ScriptedDelegate([same(), same(), calls([['search', { q: 1 }]]), same(), same(), text('continue: other'), same(), same(), text('done')]);
+      const ctx = context();
+      expect(await runAgenticLoop(delegate, ctx)).toEqual({ type: 'response', text: 'done' });
+      expect(count(ctx, REPEATED_ANSWER_NOTICE)).toBe(3);
+    });
+  });
+
   describe('repeated successful calls', () => {
     it('warns at the 5th identical call in a row and forces text at the 6th', async () => {
       const same = () => calls([['search', { q: 'same' }]]);
@@ -343,6 +367,29 @@ describe('runAgenticLoop', () => {
       // The model was told first.
       const notes = ctx.messages.filter((m) => m.role === 'user' && m.content !== 'sys');
       expect(notes.length).toBeGreaterThanOrEqual(1);
+    });
+
+    it('leaves identical failing batches to the warning and forced text: no question', async () => {
+      const fail = () => calls([['nosuch', { q: 'same' }]]);
+      const delegate = new ScriptedDelegate([fail(), fail(), fail(), fail(), text('I cannot do that here.')]);
+      delegate.failing.add('nosuch');
+      const ctx = context();
+      expect(await runAgenticLoop(delegate, ctx, { detectors })).toEqual({ type: 'response', text: 'I cannot do that here.' });
+      expect(delegate.loops).toEqual([]);
+      expect(count(ctx, REPEATED_FAILURE_NOTICE)).toBe(3);
+      expect(delegate.forceTextAtCall).toEqual([false, false, false, false, true]);
+    });
+
+    it('asks when forced text did not end the failing repetition', async () => {
+      const fail = () => calls([['nosuch', { q: 'same' }]]);
+      // Like a job: the forced text reply is not the end, and the model goes back to the same call.
+      const delegate = new ScriptedDelegate([fail(), fail(), fail(), fail(), text('continue: I will try again.'), fail(), text('never')]);
+      delegate.failing.add('nosuch');
+      const outcome = await runAgenticLoop(delegate, context(), { detectors });
+      expect(outcome).toEqual({ type: 'need_approval', pending: 'loop: failures' });
+      expect(delegate.executed).toHaveLength(5);
+      // The tools came back after the text reply.
+      expect(delegate.forceTextAtCall).toEqual([false, false, false, false, true, false]);
     });
 
     it('stays quiet for calls that differ', async () => {

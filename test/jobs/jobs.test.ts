@@ -13,6 +13,7 @@ import { scenarioTools, ToolLog } from '../scenarios/tools.js';
 import { Redis } from 'ioredis';
 import { startAppRig, type AppRig, type AppRigOptions } from '../support/app-rig.js';
 import { testDm, testGroup } from '../support/test-channel.js';
+import { REPEATED_ANSWER_NOTICE } from '../../src/agent/guards/notices.js';
 import type { JobRecord } from '../../src/jobs/job.js';
 
 let rig: AppRig | undefined;
@@ -163,6 +164,26 @@ for (const engine of ENGINES) {
         expect(broken.planState).toBe('abandoned');
         expect(broken.result).toBe('the loop finished broken');
       });
+
+      it('runs on the model its conversation had chosen with /model use: its plan, its completion check and its steps', async () => {
+        rig = await startRig(engine, {
+          config: { llm: { models: [{ name: 'other-model' }] } },
+          responder: model((goal, request) => {
+            if (isPlanning(request)) return textReply(JSON.stringify({ steps: [{ tool: 'calculator', arguments: { expression: '1+1' } }] }));
+            if (/The planned steps have run/.test(String(request.messages.at(-1)?.content ?? ''))) return textReply('Not done yet: one more look.');
+            return textReply(`DONE: ${goal} on ${request.model}`);
+          }),
+        });
+        rig.platform.channel.command({ chat: dm, sender: ada, name: 'model', args: 'use other-model' });
+        await rig.platform.waitFor(() => texts().some((t) => /now uses other-model/.test(t)), 5_000, 'the switch');
+        rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'planjob switched tools calculator' });
+        await approveNext(0);
+        const result = await rig.platform.waitFor(() => texts().find((t) => /is done\./.test(t)), 10_000, 'the result');
+        expect(result).toMatch(/\n\nswitched on other-model$/);
+        const jobCalls = rig.llm.requests.filter((r) => goalOf(r) !== undefined);
+        expect(jobCalls).toHaveLength(3);
+        expect(jobCalls.map((r) => r.model)).toEqual(['other-model', 'other-model', 'other-model']);
+      });
     });
 
     describe('background jobs', () => {
@@ -239,6 +260,26 @@ for (const engine of ENGINES) {
         const done = await jobOf('completed');
         expect(done.result).toBe('both halves checked.');
         expect(calls).toBe(2);
+      });
+
+      it('a model that keeps giving the same answer without finishing is told once, then the job fails with a report', async () => {
+        rig = await startRig(engine, { responder: model(() => textReply('Still working on it.')) });
+        rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job stuck' });
+        await approveNext(0);
+        const report = await rig.platform.waitFor(() => texts().find((t) => /^❌ Job \S+ "Job stuck" failed/.test(t)), 10_000, 'the failure message');
+        expect(report).toMatch(/failed: I kept repeating myself: the same answer 3 times in a row without finishing \("Still working on it\."\)\.$/);
+        // Three model calls, not the job's 30 steps; the model was told after the second.
+        const jobCalls = rig.llm.requests.filter((r) => goalOf(r) !== undefined);
+        expect(jobCalls).toHaveLength(3);
+        expect(jobCalls.map((r) => r.messages.filter((m) => m.content === REPEATED_ANSWER_NOTICE).length)).toEqual([0, 0, 1]);
+      });
+
+      it('a job whose model says it cannot reach the goal fails with its reason, ended by one full stop', async () => {
+        rig = await startRig(engine, { responder: model(() => textReply('FAILED: the site is down.')) });
+        rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job unreachable' });
+        await approveNext(0);
+        const report = await rig.platform.waitFor(() => texts().find((t) => /^❌ Job \S+ "Job unreachable" failed/.test(t)), 10_000, 'the failure message');
+        expect(report).toMatch(/failed: the site is down\.$/);
       });
 
       it('/jobs cancel aborts a hanging model request within 2 s', async () => {

@@ -7,6 +7,7 @@
  * - `batch`: note_write "first", calculator 2+2, note_write "second" in one batch;
  * - `long`: a 10,000-character answer of 20 paragraphs that reuse the same phrases; `table`: a 60-row table;
  * - `cycle`: calculator 1+1, then 2+2, then 1+1... (a cycle of two calls) until told to try another way;
+ * - `nosuch`: calls a tool that does not exist, the same way, while tools are offered; then answers in text;
  * - `fail N`: the first N requests for it answer 500;
  * - anything else: `echo: <text>`; after tool results: `result: <results>`.
  */
@@ -27,7 +28,7 @@ export class Brain {
     }
     const last = messages[messages.length - 1];
     if (last?.role === 'user' && String(last.content).startsWith('The user saw that you were repeating')) return textReply('ok, trying another way');
-    if (last?.role === 'tool') return this.afterTools(messages);
+    if (last?.role === 'tool') return this.afterTools(request);
     const text = lastUserText(messages);
     return this.forText(text, request);
   };
@@ -35,7 +36,7 @@ export class Brain {
   private forText(raw: string, request: FakeLlmRequest): FakeLlmEntry {
     const text = raw.replace(/^\[[^\]]*\]\s*/, '').trim();
     const offered = new Set((request.tools ?? []).map((tool) => tool.function.name));
-    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle|long|table|stream|bg|daily)\b\s*(.*)$/i.exec(text);
+    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle|nosuch|long|table|stream|bg|daily)\b\s*(.*)$/i.exec(text);
     if (!command) return textReply(`echo: ${text}`);
     const [, verb, rest] = command as unknown as [string, string, string];
     const call = (name: string, args: Record<string, unknown>) =>
@@ -53,6 +54,8 @@ export class Brain {
         return hang();
       case 'cycle':
         return cycleStep(request.messages);
+      case 'nosuch':
+        return unknownToolStep(request);
       case 'long':
         return textReply(LONG_ANSWER);
       case 'table':
@@ -84,7 +87,8 @@ export class Brain {
     }
   }
 
-  private afterTools(messages: FakeLlmRequest['messages']): FakeLlmEntry {
+  private afterTools(request: FakeLlmRequest): FakeLlmEntry {
+    const messages = request.messages;
     const results: string[] = [];
     for (let i = messages.length - 1; i >= 0 && messages[i]!.role === 'tool'; i--) {
       results.unshift(String(messages[i]!.content));
@@ -95,6 +99,7 @@ export class Brain {
       return toolCallReply([{ name: 'calculator', arguments: { expression: `${messages.length} + 1` } }]);
     }
     if (/^(\[[^\]]*\]\s*)?cycle/i.test(lastUser)) return cycleStep(messages);
+    if (/^(\[[^\]]*\]\s*)?nosuch/i.test(lastUser)) return unknownToolStep(request);
     return textReply(`result: ${results.map(unwrap).join(' | ')}`);
   }
 }
@@ -128,6 +133,15 @@ export const TABLE_ANSWER = ['Here is the table:', '', '| # | item | state |', '
 function cycleStep(messages: FakeLlmRequest['messages']): FakeLlmEntry {
   const calls = messages.filter((message) => message.role === 'tool').length;
   return toolCallReply([{ name: 'calculator', arguments: { expression: calls % 2 === 0 ? '1+1' : '2+2' } }]);
+}
+
+/** The `nosuch` answer once no tool is offered. */
+export const NO_SUCH_TOOL_ANSWER = 'I have no tool that looks this up, so from memory: tides follow the moon.';
+
+/** The next reply of the `nosuch` command: the same call of a tool that does not exist, or text once no tool is offered. */
+function unknownToolStep(request: FakeLlmRequest): FakeLlmEntry {
+  if (!request.tools?.length) return textReply(NO_SUCH_TOOL_ANSWER);
+  return toolCallReply([{ name: 'web_lookup', arguments: { query: 'tides' } }]);
 }
 
 /** Tool output arrives wrapped as untrusted data; the scenarios only need its core. */

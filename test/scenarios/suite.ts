@@ -5,8 +5,10 @@
  */
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { roundsExhaustedMessage } from '../../src/agent/guards/notices.js';
+import { REPEATED_FAILURE_NOTICE, roundsExhaustedMessage } from '../../src/agent/guards/notices.js';
 import { NOT_AVAILABLE } from '../../src/channels/access.js';
+import { STALE_BUTTON } from '../../src/channels/types.js';
+import { NO_SUCH_TOOL_ANSWER } from './brain.js';
 import type { ScenarioChat, ScenarioDriver, ScenarioUser } from './driver.js';
 import { startHarness, waitFor, waitForApproval, waitForMessage, waitForResolved, type Harness, type HarnessOptions } from './harness.js';
 
@@ -286,6 +288,19 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       expect(h.tools.notes).toEqual(['survive']);
     });
 
+    itNeeds(latePresses, 'a press of a prompt the bot no longer knows (its data was reset) gets the stale-button notice and runs nothing', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'note forgotten');
+      const prompt = await waitForApproval(h, dm);
+      await h.close();
+      await start();
+      await h.driver.pressApproval(dm, alice, prompt, 'approve');
+      await waitFor(() => h.driver.privateNotices(alice).includes(STALE_BUTTON), 'the stale-button notice');
+      expect(h.tools.notes).toEqual([]);
+      expect(h.llm.requests).toHaveLength(0);
+    });
+
     it('a new message while an approval is pending counts as a denial and continues with the message', async () => {
       await start();
       const dm = h.driver.dm(alice);
@@ -396,6 +411,23 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await h.driver.sendMessage(group, alice, 'cycle', { mention: true });
       await waitForMessage(h, group, /I stopped here because I was going in circles: .*calculator/s);
       expect(h.driver.approvals(group)).toEqual([]);
+    });
+
+    it('a model calling a tool that does not exist is warned, then made to answer in text: the person gets the answer, not a question', async () => {
+      await start({ agent: { maxToolIterations: 10 } });
+      const dm = h.driver.dm(alice);
+      await h.driver.sendMessage(dm, alice, 'nosuch tides');
+      await waitForMessage(h, dm, NO_SUCH_TOOL_ANSWER);
+      expect(h.driver.approvals(dm)).toEqual([]);
+      // Tools offered for four identical failing batches, then none: the answer is text.
+      expect(h.llm.requests.map((request) => (request.tools?.length ?? 0) > 0)).toEqual([true, true, true, true, false]);
+      expect(modelSaw(REPEATED_FAILURE_NOTICE)).toBe(true);
+      if (driver.noGroups) return;
+
+      const group = h.driver.group();
+      await h.driver.sendMessage(group, alice, 'nosuch tides', { mention: true });
+      await waitForMessage(h, group, NO_SUCH_TOOL_ANSWER);
+      expect(h.driver.messages(group).map((m) => m.text).join('\n')).not.toMatch(/going in circles/);
     });
 
     it('/permissions lists a tool set to Always allow and resets it: the tool asks first again', async () => {

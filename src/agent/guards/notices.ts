@@ -13,6 +13,11 @@ export const REPEATED_FAILURE_NOTICE =
   'You have sent the same tool calls with the same arguments again, and they failed again in the same way. ' +
   'Repeating them will not help. Read the error, change the arguments or use a different tool, or explain the problem to the user.';
 
+/** After the same answer came back in a run that goes on after answers (a job). */
+export const REPEATED_ANSWER_NOTICE =
+  'You have given the same answer again, and it does not move the work on. ' +
+  'Take a different step with your tools, or give your final answer.';
+
 /** After the same successful batch came back several times. */
 export const REPEATED_SUCCESS_NOTICE =
   'You have made the same tool call with the same arguments several times in a row and already have its result. ' +

@@ -2,7 +2,8 @@
  * Counts how many times in a row the model has sent the same tool-call batch.
  * Two trackers use it: one for batches in which every call failed (IronClaw's
  * duplicate tracker) and one for identical batches that succeeded (a model stuck
- * re-reading the same thing).
+ * re-reading the same thing). A third counts the same text answer given again
+ * (see repeated-answers.ts).
  */
 export class RepeatedBatchTracker {
   private last: string | undefined;

@@ -13,9 +13,9 @@ import {
   type RepliableInteraction,
 } from 'discord.js';
 import type { Logger } from '../../log.js';
-import { NOT_AVAILABLE, STALE_BUTTON, type Allowlists } from '../access.js';
+import { NOT_AVAILABLE, type Allowlists } from '../access.js';
 import { decodeApprovalPayload } from '../approval-payload.js';
-import type { ChatInfo, CommandSpec, InboundEvent, Sender } from '../types.js';
+import { STALE_BUTTON, type ChatInfo, type CommandSpec, type InboundEvent, type Sender } from '../types.js';
 import { isAllowed } from './access.js';
 import { chatInfoOf } from './chat.js';
 import { answerAutocomplete, commandArgs } from './commands.js';

@@ -5,8 +5,7 @@
  * ephemeral message in the prompt's conversation.
  */
 import { decodeApprovalPayload } from '../approval-payload.js';
-import type { InboundApprovalAnswer, Reply } from '../types.js';
-import { STALE_BUTTON } from '../access.js';
+import { STALE_BUTTON, type InboundApprovalAnswer, type Reply } from '../types.js';
 import { isAllowed, NOT_AVAILABLE } from './access.js';
 import { chatInfoOf, chatKindOf } from './chat.js';
 import { markdownToMrkdwn } from './render.js';

@@ -7,9 +7,8 @@
 import type { Api } from 'grammy';
 import type { CallbackQuery } from 'grammy/types';
 import type { Logger } from '../../log.js';
-import { STALE_BUTTON } from '../access.js';
 import { decodeApprovalPayload } from '../approval-payload.js';
-import type { InboundApprovalAnswer } from '../types.js';
+import { STALE_BUTTON, type InboundApprovalAnswer } from '../types.js';
 import { chatInfoOf, senderOf, topicOf } from './chat.js';
 import { describeError } from './errors.js';
 

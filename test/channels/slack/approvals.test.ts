@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { STALE_BUTTON } from '../../../src/channels/access.js';
+import { STALE_BUTTON } from '../../../src/channels/types.js';
 import type { ApprovalPrompt, InboundApprovalAnswer } from '../../../src/channels/types.js';
 import { messageText, readableText } from '../../fakes/slack/index.js';
 import { ALICE, BOB, DM_ALICE, GENERAL, startHarness, type Harness } from './harness.js';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { InlineKeyboardButton } from 'grammy/types';
-import { STALE_BUTTON } from '../../../src/channels/access.js';
+import { STALE_BUTTON } from '../../../src/channels/types.js';
 import type { ApprovalPrompt, ChatAddress, InboundApprovalAnswer } from '../../../src/channels/types.js';
 import { startFakeTelegram, waitFor, type FakeTelegram } from '../../fakes/telegram/index.js';
 import { ALICE, BOB, dmOf, sleep, startChannel, type Harness } from './helpers.js';
