@@ -21,6 +21,7 @@ import { refusalOnly } from '../jobs/limits.js';
 import type { JobScheduler } from '../jobs/scheduler.js';
 import { accessLost, ownerAdmitted } from '../jobs/owner-access.js';
 import type { Timers } from '../store/timers.js';
+import { threadKeyOf } from '../channels/types.js';
 import { AUTONOMOUS_WILDCARD } from '../tools/approval-rule.js';
 import { catchUpWindowMs, firingId, type FiringClaims } from './claims.js';
 import { routineCountCheck } from './limits.js';
@@ -206,6 +207,8 @@ export class RoutineScheduler {
       return { text: `skipped: ${skipped}`, skipped };
     }
     const { jobs } = this.services.config;
+    // The model its conversation uses at this firing (`/model use` there applies to the routine's work too).
+    const model = (await this.services.history.get(threadKeyOf(address)))?.model;
     const job = await this.jobs()
       .create({
         title: routine.name,
@@ -215,6 +218,7 @@ export class RoutineScheduler {
         origin: routine.origin,
         tools: routine.tools,
         ...(routine.standing ? { standing: routine.standing } : {}),
+        ...(model ? { model } : {}),
         plan: false,
         maxIterations: jobs.maxIterations,
         timeoutMs: Math.round(jobs.timeoutMinutes * 60_000),
