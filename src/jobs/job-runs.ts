@@ -8,7 +8,8 @@ import type { PendingApproval } from '../agent/approval-book.js';
 import { failureMessage } from '../agent/turn.js';
 import type { ChatInfo } from '../channels/types.js';
 import { UsageLimitError } from '../errors.js';
-import { unfinishedToolSteps, type JobRecord } from './job.js';
+import type { ToolCall } from '../llm/types.js';
+import { journalStep, unfinishedToolSteps, type JobRecord } from './job.js';
 
 /** What a tool result says about a call that a restart interrupted. */
 export const INTERRUPTED_RESULT = 'Error: this call was interrupted by a restart of the bot; it was not run again. Check whether it took effect before relying on it.';
@@ -56,6 +57,20 @@ export function reportInterrupted(job: JobRecord): void {
       job.messages.push({ role: 'tool', toolCallId: step.callId, content: INTERRUPTED_RESULT });
     }
   }
+}
+
+/**
+ * Journals the call a job's owner approved as started, before it runs: should
+ * the process die while it runs, the next start finds it (see
+ * {@link approvedCallInterrupted}) instead of waiting for an answer already given.
+ */
+export function journalApprovedCall(job: JobRecord, call: ToolCall): void {
+  journalStep(job, { kind: 'tool', tool: call.name, callId: call.id, status: 'started' });
+}
+
+/** Whether a job stored as waiting for its owner was running the call its owner approved when the process died. */
+export function approvedCallInterrupted(job: JobRecord): boolean {
+  return job.state === 'waiting_approval' && unfinishedToolSteps(job).length > 0;
 }
 
 /** What a repaired job's model is told. */

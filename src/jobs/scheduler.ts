@@ -14,7 +14,7 @@
  * Restart: pending and stuck jobs are scheduled again; running ones resume
  * from their saved conversation, a tool call journaled as started and never
  * finished reported to the model as interrupted (not run again); a job waiting
- * for its owner keeps waiting (its question survives in the approval book).
+ * for its owner keeps waiting, unless it was running the call its owner approved.
  */
 import { newApproval, type PendingApproval } from '../agent/approval-book.js';
 import type { ApprovalResumption } from '../agent/approval-flow.js';
@@ -24,8 +24,8 @@ import type { Config } from '../config/schema.js';
 import type { ChatMessage } from '../llm/types.js';
 import { JobDelegate, jobRequestMessage, type JobApprovalNeed } from './delegate.js';
 import { runPlannedJob, type PlanRun } from './planning.js';
-import { FINAL_STATES, type JobRecord, type JobRequest } from './job.js';
-import { jobFailure, jobIdOfThread, jobThreadKey, NOT_APPROVED, ownerDm, REPAIR_NOTE, reportInterrupted, stopText, type JobHost } from './job-runs.js';
+import { FINAL_STATES, finishStep, type JobRecord, type JobRequest } from './job.js';
+import { approvedCallInterrupted, jobFailure, jobIdOfThread, journalApprovedCall, jobThreadKey, NOT_APPROVED, ownerDm, REPAIR_NOTE, reportInterrupted, stopText, type JobHost } from './job-runs.js';
 import { toolResult } from '../llm/call-ids.js';
 import type { JobStore } from './job-store.js';
 import { InProcessEngine, type JobEngine } from './engine.js';
@@ -82,8 +82,8 @@ export class JobScheduler {
     await this.engine.start((id) => this.runOne(id));
     this.services.log.info({ engine: this.engine.name }, 'job engine started');
     for (const job of await this.jobs.unfinished()) {
-      if (job.state === 'waiting_approval') continue;
-      if (job.state === 'in_progress') await this.markInterrupted(job.id);
+      if (job.state === 'in_progress') await this.jobs.update(job.id, reportInterrupted);
+      else if (job.state === 'waiting_approval' && !(approvedCallInterrupted(job) && (await this.jobs.transition(job.id, 'in_progress', reportInterrupted)).ok)) continue;
       this.schedule(job.id);
     }
   }
@@ -163,14 +163,18 @@ export class JobScheduler {
     if (!job || job.state !== 'waiting_approval') return;
     const delegate = new JobDelegate(job, this.services, this.runControl(job, new AbortController().signal));
     const results: ChatMessage[] = [];
+    let finished: ((record: JobRecord) => void) | undefined;
     if (how.kind === 'approved') {
+      const step = (await this.jobs.update(id, (record) => journalApprovedCall(record, approval.call)))?.stepCount ?? 0;
       const result = await this.services.pipeline.run(approval.call, delegate.toolContext(), { approved: true });
       results.push(toolResult(approval.call, result.content));
+      finished = (record) => finishStep(record, step, result.status === 'ok' ? 'done' : 'failed');
     } else {
       results.push(toolResult(approval.call, NOT_APPROVED[how.kind]));
     }
     const deferred = approval.deferred.map((call) => toolResult(call, 'Not run: asked again on the next step, one call at a time.'));
     const resumed = await this.jobs.transition(id, 'in_progress', (record) => {
+      finished?.(record);
       record.messages.push(...results, ...deferred);
     });
     if (resumed.ok) this.schedule(id);
@@ -349,11 +353,6 @@ export class JobScheduler {
     this.services.log.info({ job: job.id, state }, 'job ended');
     await this.progressOf(ended.job).finish(ended.job);
     this.progress.delete(job.id);
-  }
-
-  /** Reports the tool calls a crash interrupted, so that the model knows and nothing runs twice. */
-  private async markInterrupted(id: string): Promise<void> {
-    await this.jobs.update(id, reportInterrupted);
   }
 
   private runControl(job: JobRecord, signal: AbortSignal, progress?: JobProgress) {

@@ -1,7 +1,8 @@
 /**
- * Fencing on a shared Redis store covers what a turn does, not only what it
- * writes: an instance whose lease on the thread lapsed (another instance may
- * hold it now) runs no further tool call and sends nothing.
+ * Fencing on a shared Redis store: an instance whose lease on the thread
+ * lapsed (another instance may hold it now) runs no further tool call and
+ * sends nothing; and should it write the thread before it notices, Redis
+ * refuses the write, whose fencing token is older than the new holder's.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -80,5 +81,48 @@ describe.skipIf(!available)(`a turn whose thread lease lapsed${skip}`, () => {
   it('does not send its answer', async () => {
     const outcome = await turnAfterLapse(textReply('the answer'));
     expect(outcome).toEqual({ messages: [], modelRequests: 1 });
+  }, 30_000);
+});
+
+describe.skipIf(!available)(`a thread write of an instance whose lease was taken over${skip}`, () => {
+  it('is refused by Redis, though that instance still believes it holds the lease', async () => {
+    await flushDb(url());
+    const held = new HeldModel(() => textReply('an answer'));
+    const llm = await startFakeLlm({ responder: held.respond });
+    cleanups.push(async () => {
+      held.releaseAll();
+      await llm.close();
+    });
+    const platform = new TestPlatform();
+    // Long leases: no renewal runs during the test, so instance a does not learn that it lost the thread.
+    const a = await startInstance('a', { storeUrl: url(), platform, llm, leaseTtlMs: 60_000 });
+    cleanups.push(() => a.stop());
+    const chat = testDm('ada');
+    const thread = threadKeyOf(chat);
+    const keys = threadKeys(thread);
+    a.channel.userMessage({ chat, sender: { id: 'ada', name: 'Ada' }, text: 'are you there?' });
+    await platform.waitFor(() => held.waiting === 1, 10_000, 'the model request of instance a');
+    const redis = a.app.services.cluster!.node.redis;
+    const stale = await redis.get(keys.lease);
+    expect(stale).toMatch(/^a#\d+$/);
+
+    // The lease lapses (a stalled past it) and instance b takes the thread over with the next fencing token.
+    await redis.del(keys.lease);
+    const b = await startInstance('b', { storeUrl: url(), platform, llm, leaseTtlMs: 60_000 });
+    cleanups.push(() => b.stop());
+    await platform.waitFor(() => held.waiting === 2, 10_000, 'the model request of instance b, which took the thread over');
+    const holder = await redis.get(keys.lease);
+    expect(holder).toMatch(/^b#\d+$/);
+    expect(Number(holder!.split('#')[1])).toBeGreaterThan(Number(stale!.split('#')[1]));
+    expect(b.app.services.cluster!.threads.holds(thread)).toBe(true);
+    expect(a.app.services.cluster!.threads.holds(thread)).toBe(true);
+    expect(a.app.services.cluster!.threads.holderOf(thread)).toBe(stale);
+
+    const before = { head: await redis.get(keys.head), log: await redis.lrange(keys.log, 0, -1) };
+    const write = a.app.services.history.update(thread, chat, (record) => {
+      record.messages.push({ role: 'assistant', content: 'written by a stale holder' });
+    });
+    await expect(write).rejects.toThrow(/STALE/);
+    expect({ head: await redis.get(keys.head), log: await redis.lrange(keys.log, 0, -1) }).toEqual(before);
   }, 30_000);
 });

@@ -1,15 +1,19 @@
 /**
  * Tools' rate limits counted in Redis: two instances (two connections) share
  * one count, and a refusal says how long to wait, as the in-memory limiter does.
+ * Waits are checked against the time the test itself took, not a fixed margin:
+ * a slow machine makes them shorter, never wrong.
  */
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisRateLimiter, RedisSharedBudget } from '../../src/cluster/rate-limits.js';
-import { MessagePacer } from '../../src/channels/telegram/pacing.js';
+import { MessagePacer, type PacingClock } from '../../src/channels/telegram/pacing.js';
 import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
 
 /** Database 8 of the test Redis: this suite's own. */
 const { available, skip, url } = testRedisDb(8);
+/** Redis's clock and this process's each round down to the millisecond. */
+const ROUNDING_MS = 2;
 
 const connections: Redis[] = [];
 afterEach(async () => {
@@ -32,12 +36,15 @@ describe.skipIf(!available)(`tool rate limits on Redis${skip}`, () => {
   it('counts the calls of every instance against one limit per minute', async () => {
     const [a, b] = await twoLimiters();
     const limit = { perMinute: 3 };
+    const started = Date.now();
     const outcomes = [await a.take('u1\u0000fetch', limit), await b.take('u1\u0000fetch', limit), await a.take('u1\u0000fetch', limit), await b.take('u1\u0000fetch', limit)];
+    const elapsed = Date.now() - started;
     expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, true, true, false]);
     const refused = outcomes[3]!;
     if (refused.ok) throw new Error('expected a refusal');
     expect(refused).toMatchObject({ limit: 3, window: 'minute' });
-    expect(refused.retryAfterMs).toBeGreaterThan(55_000);
+    // The minute of the first call: what is left of it once the refusal came.
+    expect(refused.retryAfterMs).toBeGreaterThanOrEqual(60_000 - elapsed - ROUNDING_MS);
     expect(refused.retryAfterMs).toBeLessThanOrEqual(60_000);
     // Another user, or another tool, has a count of its own.
     expect(await b.take('u2\u0000fetch', limit)).toEqual({ ok: true });
@@ -57,25 +64,33 @@ describe.skipIf(!available)(`Telegram's overall message limit shared on Redis${s
   it('books the starts of every instance against one limit', async () => {
     const [a, b] = (await twoConnections()).map((redis) => new RedisSharedBudget(redis));
     const waits: number[] = [];
-    for (let i = 0; i < 6; i += 1) waits.push(await (i % 2 === 0 ? a! : b!).reserve('telegram:messages', 3, 1_000));
+    const started = Date.now();
+    for (let i = 0; i < 6; i += 1) waits.push(await (i % 2 === 0 ? a! : b!).reserve('telegram:messages', 3, 60_000));
+    const elapsed = Date.now() - started;
     expect(waits.slice(0, 3)).toEqual([0, 0, 0]);
+    // Each later start waits for the period that began with the first three, less the time gone since.
     for (const wait of waits.slice(3)) {
-      expect(wait).toBeGreaterThan(900);
-      expect(wait).toBeLessThanOrEqual(1_000);
+      expect(wait).toBeGreaterThanOrEqual(60_000 - elapsed - ROUNDING_MS);
+      expect(wait).toBeLessThanOrEqual(60_000);
     }
   });
 
   it('makes two pacers (two instances) send no more than the limit a period together', async () => {
     const [a, b] = (await twoConnections()).map((redis) => new RedisSharedBudget(redis));
-    const limits = { chatIntervalMs: 0, groupLimit: 100, groupPeriodMs: 60_000, globalLimit: 4, globalPeriodMs: 600 };
-    const pacers = [new MessagePacer(limits, undefined, a), new MessagePacer(limits, undefined, b)];
+    const limits = { chatIntervalMs: 0, groupLimit: 100, groupPeriodMs: 60_000, globalLimit: 4, globalPeriodMs: 60_000 };
+    // The pacers' waits are recorded and not slept: what they were told to wait is the outcome.
+    const held: number[] = [];
+    const clock: PacingClock = { now: () => performance.now(), sleep: async (ms) => void held.push(ms) };
+    const pacers = [new MessagePacer(limits, clock, a), new MessagePacer(limits, clock, b)];
     const started = Date.now();
-    const starts = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => pacers[i % 2]!.run(`chat-${i}`, async () => Date.now() - started)),
-    );
-    starts.sort((x, y) => x - y);
+    const sent = await Promise.all(Array.from({ length: 8 }, (_, i) => pacers[i % 2]!.run(`chat-${i}`, async () => i)));
+    const elapsed = Date.now() - started;
+    expect(sent.sort()).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     // Four go at once; the next four wait for the period, whichever instance sends them.
-    expect(starts[3]!).toBeLessThan(500);
-    expect(starts[4]!).toBeGreaterThanOrEqual(550);
+    expect(held).toHaveLength(4);
+    for (const wait of held) {
+      expect(wait).toBeGreaterThanOrEqual(60_000 - elapsed - ROUNDING_MS);
+      expect(wait).toBeLessThanOrEqual(60_000);
+    }
   });
 });

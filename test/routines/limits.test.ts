@@ -124,7 +124,8 @@ describe('routine limits', () => {
     `a firing's claim in Redis expires after the catch-up window and a margin${process.env.PINCER_TEST_REDIS_URL ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)'}`,
     async () => {
       const url = new URL(process.env.PINCER_TEST_REDIS_URL!);
-      url.pathname = '/15';
+      // Database 2 of the test Redis: this suite's own (the cluster acceptance test empties 12 before each of its tests).
+      url.pathname = '/2';
       const redis = new Redis(url.toString());
       await redis.flushdb();
       rig = await startAppRig({ responder: model, config: { storeUrl: url.toString() } });

@@ -3,6 +3,12 @@
  * also when the bot restarts between scheduling and firing; after downtime a
  * firing missed by 10 minutes runs once and one missed by a day is skipped
  * and recorded; two instances on one Redis store post it once.
+ *
+ * "Nothing more was posted" is read after a marker: a reminder due after the
+ * one checked (or caught up after it at a start), fired by the same timers.
+ * A duplicate would be due before the marker, so it would show by then.
+ * Reminders asked for in the chat are due a few seconds later: the time is
+ * chosen when the model is asked, and the approval has to come before it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,13 +45,16 @@ function model(request: FakeLlmRequest): FakeLlmEntry {
   return toolCallReply([{ name: 'schedule', arguments: { message: asked[1], at } }]);
 }
 
+/** How long after the request a reminder asked for in the chat is due: time enough to approve it on a slow machine. */
+const LEAD_S = 3;
+
 function reminders(platform: TestPlatform, text: string): string[] {
   return platform.messagesIn(dm).map((m) => m.text).filter((t) => t === `⏰ ${text}`);
 }
 
 async function approve(index: number): Promise<void> {
   const prompt = await rig!.platform.waitFor(() => rig!.platform.approvalsIn(dm)[index], 5_000, `approval prompt #${index + 1}`);
-  expect(prompt.text).toMatch(/Schedule the reminder .* once, today at \d\d:\d\d UTC\. Next: today at/);
+  expect(prompt.text).toMatch(/Schedule the reminder .* once, (today|tomorrow) at \d\d:\d\d UTC\. Next: (today|tomorrow) at/);
   rig!.platform.channel.press(prompt.prompt.id, 'approve', ada);
 }
 
@@ -68,32 +77,51 @@ function reminder(id: string, text: string, nextAt: number): Routine {
   };
 }
 
+/** Arms a reminder due just after now, and waits until it is posted: whatever was due before it has fired by then. */
+async function marker(app: App, platform: TestPlatform, id: string): Promise<void> {
+  const at = Date.now() + 100;
+  await app.runtime.routines.add({ ...reminder(id, `marker ${id}`, at), schedule: { kind: 'at', at } });
+  await platform.waitFor(() => reminders(platform, `marker ${id}`).length === 1, 10_000, `the marker ${id}`);
+}
+
+/** Stores a reminder missed a minute ago while the app is stopped: the next start catches it up after the routines stored before it. */
+async function missedMarker(dir: string, id: string): Promise<void> {
+  const store = await Store.open({ url: undefined, dataDir: dir, log: silentLogger });
+  const at = Date.now() - 60_000;
+  await new RoutineStore(store, silentLogger).create({ ...reminder(id, `marker ${id}`, at), schedule: { kind: 'at', at } });
+  await store.close();
+}
+
 describe('routines', () => {
   it('a reminder asked for in a DM arrives once, at its time', async () => {
     rig = await startAppRig({ responder: model });
-    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'remind stretch in 1.5s' });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: `remind stretch in ${LEAD_S}s` });
     await approve(0);
     await rig.platform.waitFor(() => rig!.platform.messagesIn(dm).some((m) => /scheduled: .*"id":"r\w+"/.test(m.text)), 5_000, 'the confirmation');
-    await rig.platform.waitFor(() => reminders(rig!.platform, 'stretch').length === 1, 5_000, 'the reminder');
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await rig.platform.waitFor(() => reminders(rig!.platform, 'stretch').length === 1, LEAD_S * 1_000 + 5_000, 'the reminder');
+    await marker(rig.app, rig.platform, 'rmarker01');
     expect(reminders(rig.platform, 'stretch')).toHaveLength(1);
-    const [routine] = await rig.app.services.routines.list();
+    // Its firing was recorded before the marker's, which came later through the same timers.
+    const routine = (await rig.app.services.routines.list()).find((entry) => entry.name === 'stretch');
     expect(routine).toMatchObject({ lastResult: 'reminder sent', owner: 'test:owner' });
     expect(routine!.nextAt).toBeUndefined();
   });
 
   it('arrives exactly once when the bot restarts between scheduling and firing', async () => {
     rig = await startAppRig({ responder: model });
-    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'remind water in 2s' });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: `remind water in ${LEAD_S}s` });
     await approve(0);
     await rig.platform.waitFor(() => rig!.platform.messagesIn(dm).some((m) => /scheduled:/.test(m.text)), 5_000, 'the confirmation');
     await rig.stopApp();
+    // The restart comes before the firing (else this test would not test it).
+    expect(reminders(rig.platform, 'water')).toEqual([]);
     await rig.startApp();
-    await rig.platform.waitFor(() => reminders(rig!.platform, 'water').length === 1, 6_000, 'the reminder after the restart');
+    await rig.platform.waitFor(() => reminders(rig!.platform, 'water').length === 1, LEAD_S * 1_000 + 5_000, 'the reminder after the restart');
     // And once more across another restart after the firing: nothing fires again.
     await rig.stopApp();
+    await missedMarker(rig.dir, 'rmarker02');
     await rig.startApp();
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    await rig.platform.waitFor(() => reminders(rig!.platform, 'marker rmarker02').length === 1, 10_000, 'the caught-up marker');
     expect(reminders(rig.platform, 'water')).toHaveLength(1);
   });
 
@@ -106,9 +134,9 @@ describe('routines', () => {
     await routines.create(reminder('rrecent01', 'recent', now - 10 * 60_000));
     await routines.create({ ...reminder('rstale001', 'stale', now - 86_400_000 - 60_000), schedule: { kind: 'at', at: now - 86_400_000 - 60_000 } });
     await store.close();
+    await missedMarker(rig.dir, 'rmarker03');
     await rig.startApp();
-    await rig.platform.waitFor(() => reminders(rig!.platform, 'recent').length === 1, 5_000, 'the caught-up reminder');
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await rig.platform.waitFor(() => reminders(rig!.platform, 'marker rmarker03').length === 1, 10_000, 'the caught-up marker');
     expect(reminders(rig.platform, 'recent')).toHaveLength(1);
     expect(reminders(rig.platform, 'stale')).toHaveLength(0);
     const stale = await rig.app.services.routines.get('rstale001');
@@ -117,8 +145,9 @@ describe('routines', () => {
     expect(recent!.nextAt).toBe(now - 10 * 60_000 + 86_400_000);
     // Another restart does not catch up the same firing again.
     await rig.stopApp();
+    await missedMarker(rig.dir, 'rmarker04');
     await rig.startApp();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await rig.platform.waitFor(() => reminders(rig!.platform, 'marker rmarker04').length === 1, 10_000, 'the caught-up marker');
     expect(reminders(rig.platform, 'recent')).toHaveLength(1);
   });
 
@@ -163,12 +192,12 @@ describe('routines', () => {
       }
       const [a, b] = apps as [App, App];
       expect(a.runtime.routines.timersName).toBe('bullmq');
-      const at = Date.now() + 1_500;
+      const at = Date.now() + LEAD_S * 1_000;
       await a.runtime.routines.add({ ...reminder('rshared01', 'shared', at), schedule: { kind: 'at', at } });
       // The other instance arms the same firing too: one queue entry, one claim.
-      await b.runtime.routines.resume('rshared01');
+      expect((await b.runtime.routines.resume('rshared01'))?.nextAt).toBe(at);
       await platform.waitFor(() => reminders(platform, 'shared').length === 1, 6_000, 'the shared reminder');
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      await marker(b, platform, 'rmarker05');
       expect(reminders(platform, 'shared')).toHaveLength(1);
     },
     20_000,
