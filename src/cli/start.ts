@@ -11,6 +11,7 @@ import { createLogger, openLogFile, type Logger } from '../log.js';
 import { createRedactor, type Redactor } from '../safety/secrets.js';
 import { Store } from '../store/store.js';
 import { leftoverWorkspaceNotice } from '../tools/builtin/index.js';
+import type { TerminalChannel } from '../channels/terminal/adapter.js';
 import { channelAccess, closeChannelFix, openChannelText } from './open-channels.js';
 
 /** What to set to get going, printed when nothing is configured. */
@@ -53,6 +54,8 @@ function say(text: string): void {
   process.stderr.write(`pincer: ${redactor.redact(text)}\n`);
 }
 let app: App | undefined;
+/** The terminal channel, when the person at this terminal chats with the bot. */
+let terminal: TerminalChannel | undefined;
 let signals = 0;
 function onSignal(signal: NodeJS.Signals): void {
   signals += 1;
@@ -90,7 +93,7 @@ async function main(): Promise<number> {
   for (const { channel } of channelAccess(config).filter((entry) => entry.open)) warn({ channel }, `${openChannelText(channel)}. To close it: ${closeChannelFix(channel)}.`);
   const leftovers = await leftoverWorkspaceNotice(config);
   if (leftovers) warn({ workspace: 'leftovers' }, leftovers);
-  if (useTerminal) channels.push(await terminalFactory(config));
+  if (useTerminal) channels.push(await terminalFactory(config, interactive));
   const missing = [
     ...(!config.llm.apiKey && !config.llm.baseUrl ? ['OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for any OpenAI-compatible server)'] : []),
     ...(!config.llm.model ? ['PINCER_MODEL (the model name)'] : []),
@@ -134,7 +137,7 @@ async function main(): Promise<number> {
     return 1;
   }
   log.info({ model: config.llm.model, channels: channels.map((c) => c.name) }, 'pincer is running');
-  if (logFile) say(`running with ${config.llm.model} on ${channels.map((c) => c.name).join(', ')}; logs go to ${logFile.path}`);
+  if (logFile) tell(`running with ${config.llm.model} on ${channels.map((c) => c.name).join(', ')}; logs go to ${logFile.path}`);
   const reason = await app.runtime.done;
   await app.stop(reason);
   log.info({ reason }, 'stopped');
@@ -153,11 +156,27 @@ function stoppedDuringStartup(log: Logger): number {
   return 0;
 }
 
-async function terminalFactory(config: Config): Promise<ChannelFactory> {
+/**
+ * Prints `pincer: <text>` once the bot runs: on the terminal's screen above
+ * the prompt when the terminal is a channel (stderr would land in the line
+ * being typed), on stderr otherwise.
+ */
+function tell(text: string): void {
+  if (terminal) terminal.notice(`pincer: ${redactor.redact(text)}`);
+  else say(text);
+}
+
+/**
+ * The terminal channel over this process's streams. With a person at the
+ * keyboard, quitting there (Ctrl+D, a second Ctrl+C) shuts the whole bot down,
+ * whatever other channels run.
+ */
+async function terminalFactory(config: Config, interactive: boolean): Promise<ChannelFactory> {
   const { TerminalChannel } = await import('../channels/terminal/adapter.js');
+  const onQuit = interactive ? () => void app?.runtime.shutdown('quit at the terminal') : undefined;
   return {
     name: 'terminal',
-    create: (deps) => new TerminalChannel({ input: process.stdin, output: process.stdout, userName: config.terminal.userName }, deps),
+    create: (deps) => (terminal = new TerminalChannel({ input: process.stdin, output: process.stdout, userName: config.terminal.userName, onQuit }, deps)),
   };
 }
 
