@@ -77,6 +77,19 @@ async function main(): Promise<number> {
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const channels = await configuredChannels(config);
   const useTerminal = config.terminal.enabled === 'on' || (config.terminal.enabled === 'auto' && interactive);
+  // What is missing to run at all comes first, before any warning about what is set.
+  const missing = [
+    ...(!config.llm.apiKey && !config.llm.baseUrl ? ['OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for any OpenAI-compatible server)'] : []),
+    ...(!config.llm.model ? ['PINCER_MODEL (the model name)'] : []),
+  ];
+  if (missing.length) {
+    process.stderr.write(`pincer: no language model is configured. Set ${missing.join(' and ')}.\n\n${SETUP_HELP}`);
+    return 78;
+  }
+  if (!channels.length && !useTerminal) {
+    process.stderr.write(`pincer: no channel is configured and no terminal is attached.\n\n${SETUP_HELP}`);
+    return 78;
+  }
   // The terminal's screen is the chat: log lines go to a file there (stderr stays free of them too).
   const logFile = useTerminal && process.stdout.isTTY ? openLogFile(config.dataDir) : undefined;
   const log = createLogger({
@@ -94,18 +107,6 @@ async function main(): Promise<number> {
   const leftovers = await leftoverWorkspaceNotice(config);
   if (leftovers) warn({ workspace: 'leftovers' }, leftovers);
   if (useTerminal) channels.push(await terminalFactory(config, interactive));
-  const missing = [
-    ...(!config.llm.apiKey && !config.llm.baseUrl ? ['OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for any OpenAI-compatible server)'] : []),
-    ...(!config.llm.model ? ['PINCER_MODEL (the model name)'] : []),
-  ];
-  if (missing.length) {
-    process.stderr.write(`pincer: no language model is configured. Set ${missing.join(' and ')}.\n\n${SETUP_HELP}`);
-    return 78;
-  }
-  if (!channels.length) {
-    process.stderr.write(`pincer: no channel is configured and no terminal is attached.\n\n${SETUP_HELP}`);
-    return 78;
-  }
   let store: Store;
   try {
     store = await Store.open({
