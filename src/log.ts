@@ -27,8 +27,12 @@ export const REDACTED_KEYS = [
 
 const REDACT_PATHS = REDACTED_KEYS.flatMap((key) => [key, `*.${key}`, `*.*.${key}`]);
 
+/** The levels a log can be set to, in any case: pino's, from the most severe, and `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 /** Options for {@link createLogger}. */
 export interface LoggerOptions {
+  /** One of {@link LOG_LEVELS}, in any case; default `info`. */
   level?: string;
   pretty?: boolean;
   /** The configured credentials, scrubbed from every message (see `createRedactor`). */
@@ -41,7 +45,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const redactor = createRedactor(options.secrets ?? []);
   const pretty = options.pretty ?? Boolean(process.stdout.isTTY);
   const base = {
-    level: options.level ?? 'info',
+    // Written in any case (PINCER_LOG_LEVEL=DEBUG); pino knows the lower-case names.
+    level: (options.level ?? 'info').trim().toLowerCase(),
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     hooks: {
       logMethod(this: Logger, args: Parameters<Logger['info']>, method: (...a: unknown[]) => void) {

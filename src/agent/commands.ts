@@ -178,13 +178,17 @@ export class CommandHandler {
     return lines.length ? `Tools here:\n${lines.join('\n')}` : 'No tools are available here.';
   }
 
-  /** How a call of `tool` goes in a chat of `chatKind`, in the words of `/tools`: free, asks first, DM only, disabled. */
+  /** How a call of `tool` goes in a chat of `chatKind`, in the words of `/tools`: free, runs without asking (the user's Always allow), asks first, DM only, disabled. */
   private howToolRuns(tool: string, mode: PolicyMode, chatKind: 'dm' | 'group', permission?: Permission): string {
     const registered = this.services.registry.get(tool);
     if (!registered) return mode === 'disable' ? 'disabled' : 'not installed';
-    const context = { kind: 'chat' as const, chatKind };
-    const decision = decideApproval({ tool, requirement: staticRequirement(registered.tool), policy: mode, permission: permission ?? seededPermission(registered.tool), context });
-    if (decision.kind === 'run') return 'free';
+    const seeded = seededPermission(registered.tool);
+    const input = { tool, requirement: staticRequirement(registered.tool), policy: mode, permission: permission ?? seeded, context: { kind: 'chat' as const, chatKind } };
+    const decision = decideApproval(input);
+    if (decision.kind === 'run') {
+      const chosen = input.permission !== seeded && decideApproval({ ...input, permission: seeded }).kind !== 'run';
+      return chosen ? `runs without asking: you chose Always allow (/permissions reset ${tool} to be asked again)` : 'free';
+    }
     if (decision.kind === 'ask') return 'asks first';
     return mode === 'disable' || permission === 'disabled' ? 'disabled' : 'DM only (needs approval)';
   }

@@ -190,6 +190,12 @@ export interface ChannelCapabilities {
    * letter, then the outcome line): no acknowledgement notice is sent for it.
    */
   answersInPlace?: boolean;
+  /**
+   * An edit may show the message again at the end instead of changing it where
+   * it is (a terminal cannot change what has scrolled away): an edit that a new
+   * message is about to make redundant is better left out.
+   */
+  editsMayRepeat?: boolean;
 }
 
 /** A small persisted key-value area an adapter may use (e.g. Telegram update ids). */

@@ -5,7 +5,7 @@
  * no network.
  */
 import { DefaultTerminalChannelOptions } from '../channels/terminal/options.js';
-import { LlmConfigSchema, PLATFORM_LIST, PLATFORMS } from '../config/schema.js';
+import { DiscordConfigSchema, LlmConfigSchema, PLATFORM_LIST, PLATFORMS, SlackConfigSchema, TelegramConfigSchema } from '../config/schema.js';
 
 /** The model providers `pincer init` knows; `other` is any OpenAI-compatible endpoint. */
 export const PROVIDER_NAMES = ['openai', 'openrouter', 'ollama', 'llamacpp', 'other'] as const;
@@ -74,6 +74,10 @@ export interface InitAnswers {
   discordToken?: string;
   slackBotToken?: string;
   slackAppToken?: string;
+  /** Where each platform's API is reached when not at its public address (a self-hosted Bot API, a proxy, a test server). */
+  telegramApiRoot?: string;
+  discordApiUrl?: string;
+  slackApiUrl?: string;
   /** `platform:userId` entries. */
   owners: string[];
   access: Access;
@@ -81,6 +85,38 @@ export interface InitAnswers {
 
 /** The channels' tokens among the answers. */
 export type ChannelTokens = Pick<InitAnswers, 'telegramToken' | 'discordToken' | 'slackBotToken' | 'slackAppToken'>;
+
+/** The channels' API addresses among the answers. */
+export type ApiAddresses = Pick<InitAnswers, 'telegramApiRoot' | 'discordApiUrl' | 'slackApiUrl'>;
+
+/** What reaches a channel: its tokens and its API address. */
+export type ChannelAnswers = ChannelTokens & ApiAddresses;
+
+/**
+ * The API address of each platform: the flag that sets it, the variable the
+ * bot reads it from (written to `.env`), and the schema rule it must follow.
+ * Without the flag, the variable's value in this environment is taken, as
+ * the bot would take it.
+ */
+export const API_ADDRESSES = {
+  telegram: { field: 'telegramApiRoot', flag: 'telegram-api-root', variable: 'TELEGRAM_API_ROOT', schema: TelegramConfigSchema.pick({ apiRoot: true }), key: 'apiRoot' },
+  discord: { field: 'discordApiUrl', flag: 'discord-api-url', variable: 'DISCORD_API_URL', schema: DiscordConfigSchema.pick({ apiUrl: true }), key: 'apiUrl' },
+  slack: { field: 'slackApiUrl', flag: 'slack-api-url', variable: 'SLACK_API_URL', schema: SlackConfigSchema.pick({ apiUrl: true }), key: 'apiUrl' },
+} as const;
+
+/** Why `url` cannot be `channel`'s API address (the config schema's own rule), or undefined. */
+export function apiAddressProblem(channel: ChannelName, url: string): string | undefined {
+  const address = API_ADDRESSES[channel];
+  const result = address.schema.safeParse({ [address.key]: url });
+  return result.success ? undefined : result.error.issues[0]?.message;
+}
+
+/** The API addresses of `channels` among `flags`; the other channels' are left out. */
+export function apiAddressesOf(flags: ApiAddresses, channels: readonly ChannelName[]): ApiAddresses {
+  const addresses: ApiAddresses = {};
+  for (const channel of channels) addresses[API_ADDRESSES[channel].field] = flags[API_ADDRESSES[channel].field];
+  return addresses;
+}
 
 /** The flags of `pincer init`, as commander hands them over. */
 export interface InitFlags {
@@ -92,6 +128,9 @@ export interface InitFlags {
   discordToken?: string;
   slackBotToken?: string;
   slackAppToken?: string;
+  telegramApiRoot?: string;
+  discordApiUrl?: string;
+  slackApiUrl?: string;
   owners?: string;
   access?: Access;
   /** Ask nothing: take the flags and the defaults, and replace existing files. */
@@ -110,6 +149,9 @@ export interface InitOptions {
   discordToken?: string;
   slackBotToken?: string;
   slackAppToken?: string;
+  telegramApiRoot?: string;
+  discordApiUrl?: string;
+  slackApiUrl?: string;
   owners?: string;
   access?: string;
   yes?: boolean;
@@ -119,8 +161,12 @@ export interface InitOptions {
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value.trim() !== '' ? value.trim() : undefined);
 
-/** Reads commander's options into {@link InitFlags}; blank values count as not given. */
-export function readFlags(options: InitOptions): InitFlags {
+/**
+ * Reads commander's options into {@link InitFlags}; blank values count as not
+ * given. An API address not given as a flag is taken from `env` (see
+ * {@link API_ADDRESSES}).
+ */
+export function readFlags(options: InitOptions, env: NodeJS.ProcessEnv = process.env): InitFlags {
   const provider = text(options.provider);
   const access = text(options.access);
   return {
@@ -132,6 +178,9 @@ export function readFlags(options: InitOptions): InitFlags {
     discordToken: text(options.discordToken),
     slackBotToken: text(options.slackBotToken),
     slackAppToken: text(options.slackAppToken),
+    telegramApiRoot: text(options.telegramApiRoot) ?? text(env.TELEGRAM_API_ROOT),
+    discordApiUrl: text(options.discordApiUrl) ?? text(env.DISCORD_API_URL),
+    slackApiUrl: text(options.slackApiUrl) ?? text(env.SLACK_API_URL),
     owners: text(options.owners),
     access: ACCESS_CHOICES.find((choice) => choice === access),
     yes: options.yes === true,
@@ -163,6 +212,11 @@ export function flagProblems(flags: InitFlags): string[] {
   for (const [token, value] of TOKEN_FLAGS.map(([name, flag]) => [name, flags[flag]] as const)) {
     const problem = value ? tokenProblem(token, value) : undefined;
     if (problem) problems.push(`--${TOKENS[token].flag}: ${problem}`);
+  }
+  for (const channel of CHANNEL_NAMES) {
+    const { field, flag, variable } = API_ADDRESSES[channel];
+    const problem = flags[field] ? apiAddressProblem(channel, flags[field]) : undefined;
+    if (problem) problems.push(`--${flag} (or ${variable}): ${problem}`);
   }
   if (flags.slackBotToken && !flags.slackAppToken) problems.push('--slack-app-token: missing (Slack needs the app-level token, xapp-, with the bot token)');
   if (flags.slackAppToken && !flags.slackBotToken) problems.push('--slack-bot-token: missing (Slack needs the bot token, xoxb-, with the app-level token)');
@@ -198,6 +252,7 @@ export function answersFromFlags(flags: InitFlags): InitAnswers {
   const provider = providerOf(flags) ?? 'openai';
   const defaults: Provider = PROVIDERS[provider];
   return {
+    ...apiAddressesOf(flags, channelsGiven(flags)),
     provider,
     baseUrl: flags.baseUrl ?? defaults.baseUrl,
     apiKey: flags.apiKey,

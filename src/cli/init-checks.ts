@@ -19,7 +19,7 @@ import {
   type CheckResult,
 } from './checks.js';
 import { STATUS_MARKS } from './doctor.js';
-import type { ChannelName, ChannelTokens, InitAnswers } from './init-answers.js';
+import { API_ADDRESSES, type ChannelAnswers, type ChannelName, type InitAnswers } from './init-answers.js';
 
 /** The part of the answers that reaches the model. */
 export type ModelAnswers = Pick<InitAnswers, 'baseUrl' | 'apiKey' | 'model'>;
@@ -42,19 +42,19 @@ export async function checkModelAnswers(answers: ModelAnswers): Promise<CheckRes
 }
 
 /**
- * A channel's token, checked as doctor checks it. The API roots come from the
- * environment as the bot takes them (a self-hosted Bot API, a proxy).
+ * A channel's token, checked as doctor checks it, at the API address the
+ * answers give (a self-hosted Bot API, a proxy), which init writes to `.env`
+ * so that doctor and the bot use it too.
  */
-export async function checkChannelAnswers(channel: ChannelName, answers: ChannelTokens, env: NodeJS.ProcessEnv = process.env): Promise<CheckResult[]> {
-  const root = (name: string) => env[name] || undefined;
+export async function checkChannelAnswers(channel: ChannelName, answers: ChannelAnswers): Promise<CheckResult[]> {
   try {
-    if (channel === 'telegram') return await checkTelegram(TelegramConfigSchema.parse({ token: answers.telegramToken, apiRoot: root('TELEGRAM_API_ROOT') }));
-    if (channel === 'discord') return await checkDiscord(DiscordConfigSchema.parse({ token: answers.discordToken, apiUrl: root('DISCORD_API_URL') }));
-    return await checkSlack(SlackConfigSchema.parse({ botToken: answers.slackBotToken, appToken: answers.slackAppToken, apiUrl: root('SLACK_API_URL') }));
+    if (channel === 'telegram') return await checkTelegram(TelegramConfigSchema.parse({ token: answers.telegramToken, apiRoot: answers.telegramApiRoot }));
+    if (channel === 'discord') return await checkDiscord(DiscordConfigSchema.parse({ token: answers.discordToken, apiUrl: answers.discordApiUrl }));
+    return await checkSlack(SlackConfigSchema.parse({ botToken: answers.slackBotToken, appToken: answers.slackAppToken, apiUrl: answers.slackApiUrl }));
   } catch (error) {
     const issue = error instanceof z.ZodError ? error.issues[0] : undefined;
-    const variable = { telegram: 'TELEGRAM_API_ROOT', discord: 'DISCORD_API_URL', slack: 'SLACK_API_URL' }[channel];
-    return [{ name: `${channel} token`, status: 'fail', detail: `${variable}: ${issue?.message ?? String(error)}`, fix: `correct or unset ${variable}` }];
+    const { flag, variable } = API_ADDRESSES[channel];
+    return [{ name: `${channel} token`, status: 'fail', detail: `${variable}: ${issue?.message ?? String(error)}`, fix: `correct --${flag} or ${variable}, or unset it` }];
   }
 }
 

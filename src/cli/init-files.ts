@@ -1,6 +1,7 @@
 /**
  * The two files `pincer init` writes: `.env` (the secrets, the endpoint, the
- * model and the owners, as the environment variables the bot reads) and
+ * model, the owners and the platforms' API addresses, as the environment
+ * variables the bot reads) and
  * `config/pincer.yaml` (the settings that are not secret). Both are checked
  * against the config schema before anything is written.
  */
@@ -32,6 +33,9 @@ const MANAGED = [
   ['discord.token', (answers) => answers.discordToken],
   ['slack.botToken', (answers) => answers.slackBotToken],
   ['slack.appToken', (answers) => answers.slackAppToken],
+  ['telegram.apiRoot', (answers) => answers.telegramApiRoot],
+  ['discord.apiUrl', (answers) => answers.discordApiUrl],
+  ['slack.apiUrl', (answers) => answers.slackApiUrl],
   ['owners', (answers) => (answers.owners.length ? answers.owners.join(',') : undefined)],
 ] as const satisfies ReadonlyArray<readonly [string, (answers: InitAnswers) => string | undefined]>;
 
@@ -134,9 +138,9 @@ export function validateSetup(answers: InitAnswers): void {
     ...settings,
     owners: answers.owners,
     llm: { ...section('llm'), baseUrl: answers.baseUrl, apiKey: answers.apiKey, model: answers.model },
-    telegram: { ...section('telegram'), token: answers.telegramToken },
-    discord: { ...section('discord'), token: answers.discordToken },
-    slack: { ...section('slack'), botToken: answers.slackBotToken, appToken: answers.slackAppToken },
+    telegram: { ...section('telegram'), token: answers.telegramToken, apiRoot: answers.telegramApiRoot },
+    discord: { ...section('discord'), token: answers.discordToken, apiUrl: answers.discordApiUrl },
+    slack: { ...section('slack'), botToken: answers.slackBotToken, appToken: answers.slackAppToken, apiUrl: answers.slackApiUrl },
   });
 }
 

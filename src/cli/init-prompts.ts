@@ -19,7 +19,11 @@ import {
   tokenProblem,
   TOKENS,
   baseUrlProblem,
+  API_ADDRESSES,
+  apiAddressesOf,
   type Access,
+  type ApiAddresses,
+  type ChannelAnswers,
   type ChannelName,
   type ChannelTokens,
   type InitAnswers,
@@ -219,10 +223,15 @@ const CHANNEL_TOKENS = {
 } as const satisfies Record<ChannelName, ReadonlyArray<readonly [TokenName, keyof ChannelTokens]>>;
 
 /** Asks which channels to set up, then each one's tokens, checking each channel until it passes or is kept. */
-export async function askChannels(flags: InitFlags): Promise<{ channels: ChannelName[]; tokens: ChannelTokens }> {
+export async function askChannels(flags: InitFlags): Promise<{ channels: ChannelName[]; tokens: ChannelAnswers }> {
   const chosen = await chooseChannels(flags);
-  const tokens: ChannelTokens = {};
-  for (const channel of chosen) Object.assign(tokens, await askChannelTokens(channel, flags));
+  // API addresses are not asked: they come from the flags or the environment, and are shown.
+  const tokens: ChannelAnswers = apiAddressesOf(flags, chosen);
+  for (const channel of chosen) {
+    const address = tokens[API_ADDRESSES[channel].field];
+    if (address) log.info(`${CHANNEL_LABELS[channel].label} API: ${address}`);
+    Object.assign(tokens, await askChannelTokens(channel, flags, tokens));
+  }
   return { channels: chosen, tokens };
 }
 
@@ -244,14 +253,14 @@ async function chooseChannels(flags: InitFlags): Promise<ChannelName[]> {
   return CHANNEL_NAMES.filter((channel) => picked.includes(channel));
 }
 
-async function askChannelTokens(channel: ChannelName, flags: InitFlags): Promise<ChannelTokens> {
+async function askChannelTokens(channel: ChannelName, flags: InitFlags, addresses: ApiAddresses): Promise<ChannelTokens> {
   let fromFlags = true;
   for (;;) {
     const tokens: ChannelTokens = {};
     for (const [token, field] of CHANNEL_TOKENS[channel]) tokens[field] = (fromFlags ? flags[field] : undefined) ?? (await askToken(token));
     fromFlags = false;
     if (!flags.check) return tokens;
-    const passed = await checked(`Checking the ${CHANNEL_LABELS[channel].label} token`, tokens, () => checkChannelAnswers(channel, tokens));
+    const passed = await checked(`Checking the ${CHANNEL_LABELS[channel].label} token`, tokens, () => checkChannelAnswers(channel, { ...addresses, ...tokens }));
     if (passed || !(await retryAfterFailure(CHANNEL_LABELS[channel].label))) return tokens;
   }
 }

@@ -11,6 +11,7 @@ import { createLogger, openLogFile, type Logger } from '../log.js';
 import { createRedactor, type Redactor } from '../safety/secrets.js';
 import { Store } from '../store/store.js';
 import { leftoverWorkspaceNotice } from '../tools/builtin/index.js';
+import type { TerminalChannel } from '../channels/terminal/adapter.js';
 import { channelAccess, closeChannelFix, openChannelText } from './open-channels.js';
 
 /** What to set to get going, printed when nothing is configured. */
@@ -53,6 +54,8 @@ function say(text: string): void {
   process.stderr.write(`pincer: ${redactor.redact(text)}\n`);
 }
 let app: App | undefined;
+/** The terminal channel, when the person at this terminal chats with the bot. */
+let terminal: TerminalChannel | undefined;
 let signals = 0;
 function onSignal(signal: NodeJS.Signals): void {
   signals += 1;
@@ -74,6 +77,19 @@ async function main(): Promise<number> {
   const interactive = Boolean(process.stdin.isTTY && process.stdout.isTTY);
   const channels = await configuredChannels(config);
   const useTerminal = config.terminal.enabled === 'on' || (config.terminal.enabled === 'auto' && interactive);
+  // What is missing to run at all comes first, before any warning about what is set.
+  const missing = [
+    ...(!config.llm.apiKey && !config.llm.baseUrl ? ['OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for any OpenAI-compatible server)'] : []),
+    ...(!config.llm.model ? ['PINCER_MODEL (the model name)'] : []),
+  ];
+  if (missing.length) {
+    process.stderr.write(`pincer: no language model is configured. Set ${missing.join(' and ')}.\n\n${SETUP_HELP}`);
+    return 78;
+  }
+  if (!channels.length && !useTerminal) {
+    process.stderr.write(`pincer: no channel is configured and no terminal is attached.\n\n${SETUP_HELP}`);
+    return 78;
+  }
   // The terminal's screen is the chat: log lines go to a file there (stderr stays free of them too).
   const logFile = useTerminal && process.stdout.isTTY ? openLogFile(config.dataDir) : undefined;
   const log = createLogger({
@@ -87,23 +103,10 @@ async function main(): Promise<number> {
     log.warn(fields, text);
     if (logFile) say(text);
   };
-  if (useTerminal) channels.push(await terminalFactory(config));
-  const missing = [
-    ...(!config.llm.apiKey && !config.llm.baseUrl ? ['OPENAI_API_KEY (for OpenAI) or OPENAI_BASE_URL (for any OpenAI-compatible server)'] : []),
-    ...(!config.llm.model ? ['PINCER_MODEL (the model name)'] : []),
-  ];
-  if (missing.length) {
-    process.stderr.write(`pincer: no language model is configured. Set ${missing.join(' and ')}.\n\n${SETUP_HELP}`);
-    return 78;
-  }
-  if (!channels.length) {
-    process.stderr.write(`pincer: no channel is configured and no terminal is attached.\n\n${SETUP_HELP}`);
-    return 78;
-  }
-  // Said once the bot is known to start: a start refused for its setup shows that first.
   for (const { channel } of channelAccess(config).filter((entry) => entry.open)) warn({ channel }, `${openChannelText(channel)}. To close it: ${closeChannelFix(channel)}.`);
   const leftovers = await leftoverWorkspaceNotice(config);
   if (leftovers) warn({ workspace: 'leftovers' }, leftovers);
+  if (useTerminal) channels.push(await terminalFactory(config, interactive));
   let store: Store;
   try {
     store = await Store.open({
@@ -135,7 +138,7 @@ async function main(): Promise<number> {
     return 1;
   }
   log.info({ model: config.llm.model, channels: channels.map((c) => c.name) }, 'pincer is running');
-  if (logFile) say(`running with ${config.llm.model} on ${channels.map((c) => c.name).join(', ')}; logs go to ${logFile.path}`);
+  if (logFile) tell(`running with ${config.llm.model} on ${channels.map((c) => c.name).join(', ')}; logs go to ${logFile.path}`);
   const reason = await app.runtime.done;
   await app.stop(reason);
   log.info({ reason }, 'stopped');
@@ -154,11 +157,27 @@ function stoppedDuringStartup(log: Logger): number {
   return 0;
 }
 
-async function terminalFactory(config: Config): Promise<ChannelFactory> {
+/**
+ * Prints `pincer: <text>` once the bot runs: on the terminal's screen above
+ * the prompt when the terminal is a channel (stderr would land in the line
+ * being typed), on stderr otherwise.
+ */
+function tell(text: string): void {
+  if (terminal) terminal.notice(`pincer: ${redactor.redact(text)}`);
+  else say(text);
+}
+
+/**
+ * The terminal channel over this process's streams. With a person at the
+ * keyboard, quitting there (Ctrl+D, a second Ctrl+C) shuts the whole bot down,
+ * whatever other channels run.
+ */
+async function terminalFactory(config: Config, interactive: boolean): Promise<ChannelFactory> {
   const { TerminalChannel } = await import('../channels/terminal/adapter.js');
+  const onQuit = interactive ? () => void app?.runtime.shutdown('quit at the terminal') : undefined;
   return {
     name: 'terminal',
-    create: (deps) => new TerminalChannel({ input: process.stdin, output: process.stdout, userName: config.terminal.userName }, deps),
+    create: (deps) => (terminal = new TerminalChannel({ input: process.stdin, output: process.stdout, userName: config.terminal.userName, onQuit }, deps)),
   };
 }
 

@@ -12,6 +12,7 @@ import { withoutPassword } from '../store/url.js';
 import { closestKey, knownKeysAt } from './keys.js';
 import { applyRenames, dropRetired } from './renamed.js';
 import { ConfigSchema, PLATFORM_LIST, PLATFORMS, type Config } from './schema.js';
+import { syntaxErrorText } from './syntax-error.js';
 
 /** The environment variables pincer reads, mapped to their config keys. A public contract. */
 export const ENV_KEYS: Readonly<Record<string, string>> = {
@@ -96,7 +97,7 @@ function readConfigFile(file: string): Record<string, unknown> {
     // Integers are read as bigint so that a Discord id past 2^53 keeps every digit.
     parsed = extname(file) === '.json' ? JSON.parse(text) : exactIntegers(parseYaml(text, { intAsBigInt: true }));
   } catch (error) {
-    throw new ConfigError([`${file}: not valid ${extname(file) === '.json' ? 'JSON' : 'YAML'}: ${(error as Error).message}`]);
+    throw new ConfigError([syntaxErrorText(file, text, error, extname(file) === '.json' ? 'JSON' : 'YAML')]);
   }
   if (parsed == null) return {};
   if (typeof parsed !== 'object' || Array.isArray(parsed)) {

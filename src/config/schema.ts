@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { McpConfigSchema } from './mcp-schema.js';
 import { httpUrl } from './url.js';
+import { LOG_LEVELS } from '../log.js';
 import { STORE_SCHEMES } from '../store/url.js';
 
 export { DEFAULT_MCP_LIMITS, McpConfigSchema, McpLimitsSchema, McpServerSchema } from './mcp-schema.js';
@@ -290,7 +291,8 @@ export const ConfigSchema = z.strictObject({
   storeUrl: storeUrl.optional(),
   // A store that does not answer must not hang the start forever.
   storeConnectTimeoutMs: z.number().int().min(100).default(10_000),
-  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Any case: PINCER_LOG_LEVEL=DEBUG is debug.
+  logLevel: z.string().trim().toLowerCase().pipe(z.enum(LOG_LEVELS)).default('info'),
   owners: z.array(platformUser).default([]),
   admins: z.array(platformUser).default([]),
   llm: LlmConfigSchema.default(LlmConfigSchema.parse({})),

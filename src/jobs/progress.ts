@@ -88,9 +88,14 @@ export class JobProgress {
     return this.pending;
   }
 
-  /** The final status, then a new message with the result (a new message notifies; an edit does not). */
+  /**
+   * The final status, then a new message with the result (a new message
+   * notifies; an edit does not). Where an edit may print the status again (a
+   * terminal), the result alone says it: one line, not two.
+   */
   async finish(job: JobRecord): Promise<void> {
-    await this.update(job, true);
+    if (!this.outbox.channelOf(this.chat)?.capabilities.editsMayRepeat) await this.update(job, true);
+    await this.pending;
     await this.outbox.send(this.chat, jobFinalMessage(job));
   }
 }

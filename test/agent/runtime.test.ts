@@ -312,6 +312,23 @@ describe('tool commands', () => {
     expect(group).toMatch(/files_write: DM only/);
   });
 
+  it('/tools tells a tool the person chose Always allow for from a tool that never asks', async () => {
+    const noteFirst = (request: FakeLlmRequest): FakeLlmEntry =>
+      request.messages.at(-1)!.role === 'tool' ? textReply('noted') : toolCallReply([{ name: 'note_write', arguments: { text: 'x' } }]);
+    const { app, platform } = await start({}, noteFirst, scenarioTools(new ToolLog()));
+    const user = person('chooser');
+    const chat = testDm(user.id);
+    platform.channel.userMessage({ chat, sender: user, text: 'note please' });
+    await platform.waitFor(() => platform.approvalsIn(chat).length === 1, 5_000, 'the prompt');
+    platform.channel.press(platform.approvalsIn(chat)[0]!.prompt.id, 'always', user);
+    await app.runtime.idle();
+    platform.channel.command({ chat, sender: user, name: 'tools' });
+    await app.runtime.idle();
+    const tools = platform.messagesIn(chat).map((m) => m.text).find((text) => text.startsWith('Tools here'));
+    expect(tools).toMatch(/note_write: runs without asking: you chose Always allow \(\/permissions reset note_write to be asked again\)/);
+    expect(tools).toMatch(/calculator: free\n/);
+  });
+
   it('/policy by an owner is persisted before the reply, audited, and reflected in /tools and /policy list', async () => {
     const { app, platform } = await start();
     const owner = person('owner');

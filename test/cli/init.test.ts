@@ -86,6 +86,8 @@ describe('pincer init without questions', () => {
       'fake-model',
       '--telegram-token',
       telegram.token,
+      '--telegram-api-root',
+      telegram.apiRoot,
       '--owners',
       `telegram:${OWNER.id},terminal:owner`,
       '--no-check',
@@ -99,6 +101,7 @@ describe('pincer init without questions', () => {
       OPENAI_BASE_URL: llm.url,
       PINCER_MODEL: 'fake-model',
       TELEGRAM_BOT_TOKEN: telegram.token,
+      TELEGRAM_API_ROOT: telegram.apiRoot,
       PINCER_OWNERS: `telegram:${OWNER.id},terminal:owner`,
     });
     expect(dotEnvOf(cwd).OPENAI_API_KEY).toBeUndefined();
@@ -113,14 +116,14 @@ describe('pincer init without questions', () => {
     // Only the owners, by default: the Telegram allowlist holds the owner's id.
     expect(loaded.config.telegram.allowedUsers).toEqual([String(OWNER.id)]);
 
-    // The program reads both files from the folder by itself.
-    const doctor = await program(cwd, ['doctor', '--no-model-calls'], { TELEGRAM_API_ROOT: telegram.apiRoot });
+    // The program reads both files from the folder by itself, the Bot API root included.
+    const doctor = await program(cwd, ['doctor', '--no-model-calls']);
     expect(doctor.stdout).toContain('✓ configuration: loaded from config/pincer.yaml');
     expect(doctor.stdout).toContain('✓ telegram token');
     expect(doctor.stdout).toContain('✓ telegram access: only the 1 listed user and the owners');
     expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
 
-    const bot = spawn(process.execPath, [MAIN], { cwd, env: { ...baseEnv(join(cwd, 'data')), TELEGRAM_API_ROOT: telegram.apiRoot }, stdio: 'pipe' });
+    const bot = spawn(process.execPath, [MAIN], { cwd, env: baseEnv(join(cwd, 'data')), stdio: 'pipe' });
     children.add(bot);
     let output = '';
     bot.stdout.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
@@ -189,6 +192,10 @@ describe('pincer init without questions', () => {
     expect(run.stderr).toContain('--slack-app-token: missing');
     expect(run.stderr).toContain('--owners: "ada" is not platform:userId');
     expect(run.stderr).toContain('--owners: "telegram:@ada": not a telegram user id');
+
+    const root = await program(cwd, ['init', '--yes', '--provider', 'ollama', '--model', 'llama3.1', '--telegram-token', '12345:AAtoken', '--owners', 'telegram:42', '--telegram-api-root', 'http://127.0.0.1:8081/']);
+    expect(root.code).toBe(64);
+    expect(root.stderr).toContain('--telegram-api-root (or TELEGRAM_API_ROOT): must not end with a slash');
 
     const other = await program(cwd, ['init', '--yes', '--provider', 'other', '--no-check']);
     expect(other.code).toBe(64);
@@ -333,7 +340,15 @@ describe.skipIf(!hasScript)('pincer init on a pseudo-terminal', () => {
     expect(await pty.exited, pty.screen()).toBe(0);
 
     expect(pty.screen()).not.toContain(telegram.token);
-    expect(dotEnvOf(cwd)).toEqual({ OPENAI_BASE_URL: llm.url, PINCER_MODEL: 'fake-model', TELEGRAM_BOT_TOKEN: telegram.token, PINCER_OWNERS: `terminal:owner,telegram:${OWNER.id}` });
+    // The Bot API root its check used is written too, so that doctor and the bot reach the same server.
+    expect(pty.screen()).toContain(`Telegram API: ${telegram.apiRoot}`);
+    expect(dotEnvOf(cwd)).toEqual({
+      OPENAI_BASE_URL: llm.url,
+      PINCER_MODEL: 'fake-model',
+      TELEGRAM_BOT_TOKEN: telegram.token,
+      TELEGRAM_API_ROOT: telegram.apiRoot,
+      PINCER_OWNERS: `terminal:owner,telegram:${OWNER.id}`,
+    });
     expect(loadWritten(cwd).config.telegram.token).toBe(telegram.token);
     expect(loadWritten(cwd).config.telegram.allowedUsers).toEqual([String(OWNER.id)]);
   }, 60_000);

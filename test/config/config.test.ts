@@ -98,6 +98,11 @@ describe('configuration', () => {
     expect(() => loadConfig({ PINCER_CONFIG: file })).toThrow(/not valid YAML/);
   });
 
+  it('takes the log level in any case', () => {
+    expect(loadConfig({ PINCER_LOG_LEVEL: 'DEBUG' }).config.logLevel).toBe('debug');
+    expect(parseConfig({ logLevel: ' Warn ' }).logLevel).toBe('warn');
+  });
+
   it('hides secret values in errors', () => {
     expect(() => parseConfig({ llm: { apiKey: 42 } })).toThrow(/\(hidden\)/);
   });
@@ -119,6 +124,24 @@ function fileWith(name: string, text: string): string {
   writeFileSync(file, text);
   return file;
 }
+
+describe('configuration: a YAML mistake', () => {
+  it.each([
+    ['a quote never closed, where it opens (not past the end of the file)', 'llm:\n  model: x\ntelegram:\n  token: "abc\n  allowedUsers: [1]\nlogLevel: info\n', 'line 4, column 10: this quote is never closed\n    token: "abc\n           ^'],
+    ['a bracket never closed, where it opens (not on the next line)', 'telegram:\n  allowedUsers: [1, 2\nlogLevel: info\n', 'line 2, column 17: this [ is never closed'],
+    ['a line indented too deep (not the line above it)', 'llm:\n  model: x\n   baseUrl: http://localhost:11434/v1\n', 'line 3, column 4: this line is indented deeper than the key above it'],
+    ['a mapping item out of line, at the item (not at its indentation)', 'owners:\n  - telegram:1\n  admins: []\n', 'line 3, column 3: All mapping items must start at the same column'],
+    ['a key given twice', 'logLevel: info\nlogLevel: debug\n', 'line 2, column 1: Map keys must be unique'],
+  ])('points at %s', (_what, text, expected) => {
+    const file = fileWith('mistake.yaml', text);
+    expect(configErrors(() => loadConfig({ PINCER_CONFIG: file }))).toEqual([expect.stringContaining(`${file}: not valid YAML at ${expected}`)]);
+  });
+
+  it('turns the position JSON names into a line and a column', () => {
+    const file = fileWith('mistake.json', '{\n  "logLevel": "info",\n}\n');
+    expect(configErrors(() => loadConfig({ PINCER_CONFIG: file }))).toEqual([expect.stringContaining(`${file}: not valid JSON at line 3, column 1`)]);
+  });
+});
 
 describe('configuration: unknown keys', () => {
   it('stops at a misspelt section, naming it and the closest known key', () => {

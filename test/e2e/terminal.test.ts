@@ -1,79 +1,35 @@
 /**
- * The built product on a pseudo-terminal (util-linux `script` gives it a TTY)
- * with only the model configured: the terminal channel starts by itself, a
- * user chats, answers an approval with `y`, and quits with Ctrl+D.
+ * The built product on a pseudo-terminal with only the model configured: the
+ * terminal channel starts by itself, a user chats, answers an approval with
+ * `y`, and quits with Ctrl+D.
  */
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeLlm, type FakeLlm } from '../fakes/llm/server.js';
-import { ensureBuilt, MAIN } from './build.js';
-import { replyTo, respond } from './model.js';
+import { visibleLines } from '../channels/terminal/virtual-screen.js';
+import { startFakeLlm, textReply, toolCallReply, type FakeLlm } from '../fakes/llm/server.js';
+import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram/index.js';
+import { ensureBuilt } from './build.js';
+import { replyTo, respond, textOf } from './model.js';
 import { cleanUp, tempDir, waitUntil } from './pincer.js';
+import { hasScript, KEYS, killPty, ptyEnv, startOnPty, type PtyRun } from './pty.js';
+import { OWNER } from './telegram.js';
 
-const hasScript = spawnSync('script', ['--version']).status === 0;
 const API_KEY = 'sk-e2e-terminal-0123456789SECRET';
 
-// CSI sequences (colours, cursor moves, line clears) and carriage returns.
-// eslint-disable-next-line no-control-regex -- removing escape sequences is the point
-const ANSI = /\x1b\[[0-9;?]*[A-Za-z]|\x1b[()][A-Za-z0-9]|\r/g;
-
-/** A value quoted for sh. */
-function quote(value: string): string {
-  return `'${value.replace(/'/g, `'\\''`)}'`;
-}
-
 let llm: FakeLlm | undefined;
-let pty: ChildProcessWithoutNullStreams | undefined;
+let telegram: FakeTelegram | undefined;
 
 beforeAll(() => ensureBuilt(), 130_000);
 
 afterEach(async () => {
-  if (pty?.pid !== undefined && pty.exitCode === null && pty.signalCode === null) {
-    const gone = new Promise((resolve) => pty!.once('exit', resolve));
-    // The pty closes with `script`, which hangs up its child.
-    process.kill(pty.pid, 'SIGKILL');
-    await gone;
-  }
-  pty = undefined;
-  await llm?.close();
-  llm = undefined;
+  await killPty();
+  await Promise.all([llm?.close(), telegram?.close()]);
+  llm = telegram = undefined;
   await cleanUp();
 });
-
-/** `node dist/main.js` under a pty with exactly `env`, and what a user sees on it. */
-function startOnPty(env: Record<string, string>) {
-  const assignments = Object.entries(env).map(([key, value]) => `${key}=${quote(value)}`);
-  const cwd = tempDir('pincer-e2e-cwd-');
-  const command = `stty cols 120 rows 40; exec env -i ${assignments.join(' ')} ${quote(process.execPath)} ${quote(MAIN)}`;
-  const child = spawn('script', ['-qfec', command, '/dev/null'], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: env.HOME ?? '/tmp', TERM: 'xterm-256color' },
-    detached: false,
-  });
-  pty = child;
-  let raw = '';
-  child.stdout.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
-  child.stderr.on('data', (chunk: Buffer) => (raw += chunk.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const screen = () => raw.replace(ANSI, '');
-  return {
-    exited,
-    screen,
-    /** Keys as the terminal sends them: Enter is a carriage return. */
-    type: (keys: string) => child.stdin.write(keys),
-    /** Waits until `text` has appeared `count` times on screen. */
-    see: (text: string, count = 1, timeoutMs = 15_000) =>
-      waitUntil(
-        () => screen().split(text).length - 1 >= count,
-        timeoutMs,
-        () => `${JSON.stringify(text)} on screen:\n${screen()}`,
-      ),
-  };
-}
 
 describe.skipIf(!hasScript)('terminal channel on a pseudo-terminal', () => {
   it('chats, runs an approved files_write after y, and ends with exit code 0 on Ctrl+D', async () => {
@@ -105,10 +61,7 @@ describe.skipIf(!hasScript)('terminal channel on a pseudo-terminal', () => {
     expect(readFileSync(note, 'utf8')).toBe('hi');
 
     terminal.type('\x04');
-    const code = await Promise.race([
-      terminal.exited,
-      new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 8_000)),
-    ]);
+    const code = await terminal.exitWithin(8_000);
     expect(code, terminal.screen()).toBe(0);
     expect(terminal.screen()).not.toContain(API_KEY);
   }, 45_000);
@@ -164,3 +117,110 @@ describe.skipIf(!hasScript)('terminal channel on a pseudo-terminal', () => {
   }, 60_000);
 });
 
+
+
+/** The model and a fake Bot API, for a terminal beside a Telegram bot. */
+async function startTelegramAndModel(): Promise<FakeTelegram> {
+  llm = await startFakeLlm({ responder: respond, apiKey: API_KEY });
+  return (telegram = await startFakeTelegram());
+}
+
+/** The product on a pty with the model, and Telegram when `fake` is given, configured as a newcomer would. */
+function startWith(model: FakeLlm, extra: Record<string, string> = {}, fake?: FakeTelegram): PtyRun {
+  const channel: Record<string, string> = fake ? { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.apiRoot, PINCER_OWNERS: `telegram:${OWNER.id}` } : {};
+  return startOnPty(ptyEnv({ PINCER_DATA_DIR: tempDir(), OPENAI_BASE_URL: model.url, OPENAI_API_KEY: API_KEY, PINCER_MODEL: 'fake-model', ...channel, ...extra }));
+}
+
+describe.skipIf(!hasScript)('terminal channel beside Telegram', () => {
+  it.each([
+    ['Ctrl+D', KEYS.ctrlD],
+    ['a second Ctrl+C', KEYS.ctrlC + KEYS.ctrlC],
+  ])('shuts the whole program down on %s, as it does with the terminal alone', async (_keys, keys) => {
+    const fake = await startTelegramAndModel();
+    const terminal = startWith(llm!, {}, fake);
+    await terminal.see('logs go to');
+    terminal.type(`hello${KEYS.enter}`);
+    await terminal.see(replyTo('hello'));
+    terminal.type(keys);
+    expect(await terminal.exitWithin(10_000), terminal.screen()).toBe(0);
+  }, 45_000);
+
+  it('keeps a line typed while the bot is still starting whole on its prompt line, and answers it', async () => {
+    const fake = await startTelegramAndModel();
+    // Telegram asks to wait before it answers getMe: the bot takes two seconds more to start.
+    fake.failNext('getMe', { error_code: 429, description: 'Too Many Requests: retry after 2', retry_after: 2 });
+    const terminal = startWith(llm!, {}, fake);
+    await terminal.see('Ctrl+D to quit');
+    terminal.type('hel');
+    await terminal.see('logs go to');
+    terminal.type(`lo${KEYS.enter}`);
+    await terminal.see(replyTo('hello'));
+    const lines = visibleLines(terminal.raw(), 120);
+    expect(lines, lines.join('\n')).toContain('> hello');
+    expect(lines.filter((line) => line.includes('running with fake-model')), lines.join('\n')).toEqual([expect.stringMatching(/^pincer: running with fake-model on .*; logs go to /)]);
+  }, 45_000);
+});
+
+describe.skipIf(!hasScript)('terminal channel: what a slow tool and a background job print', () => {
+  it('shows an approval prompt styled, without stray escape codes, and the tools used above the answer they led to', async () => {
+    llm = await startFakeLlm({
+      apiKey: API_KEY,
+      responder: (request) =>
+        request.messages.at(-1)?.role === 'user' && /slow command/.test(textOf(request.messages.at(-1)!))
+          ? toolCallReply([{ name: 'shell', arguments: { command: 'sleep 2.5; echo finished' } }])
+          : respond(request),
+    });
+    const configFile = join(tempDir(), 'pincer.yaml');
+    writeFileSync(configFile, 'tools:\n  shell:\n    enabled: true\n');
+    const terminal = startWith(llm, { PINCER_CONFIG: configFile });
+    await terminal.see('logs go to');
+    terminal.type(`run the slow command${KEYS.enter}`);
+    await terminal.see('Approve? [y]es / [n]o:');
+    // The headline is bold on screen: its codes arrive whole, none shows as text.
+    expect(terminal.raw()).toContain('\x1b[1mApproval needed: shell\x1b[22m');
+    expect(terminal.screen()).not.toMatch(/\[(1|2|22)m/);
+    terminal.type(`y${KEYS.enter}`);
+    await terminal.see('⚙️ Running shell…');
+    await terminal.see('Done: ');
+    await terminal.see('⚙️ Used shell');
+    const lines = visibleLines(terminal.raw(), 120);
+    const used = lines.findIndex((line) => line.includes('⚙️ Used shell'));
+    expect(used, lines.join('\n')).toBeGreaterThan(-1);
+    expect(used, lines.join('\n')).toBeLessThan(lines.findIndex((line) => line.includes('Done: ')));
+    expect(linesWith(lines, '⚙️')).toHaveLength(1);
+  }, 45_000);
+
+  it('prints one line when a background job finishes, also after a chat while it ran', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    llm = await startFakeLlm({
+      apiKey: API_KEY,
+      responder: async (request) => {
+        // The job's own model call answers once the test has chatted meanwhile.
+        if (textOf(request.messages[0]!).includes('DONE:')) return released.then(() => textReply('DONE: counted to three'));
+        const last = request.messages.at(-1)!;
+        if (last.role === 'user' && /start a job/.test(textOf(last))) return toolCallReply([{ name: 'create_job', arguments: { title: 'count', goal: 'count to three', tools: [] } }]);
+        return respond(request);
+      },
+    });
+    const terminal = startWith(llm);
+    await terminal.see('logs go to');
+    terminal.type(`start a job${KEYS.enter}`);
+    await terminal.see('Approve? [y]es / [n]o / [a]lways:');
+    terminal.type(`y${KEYS.enter}`);
+    await terminal.see('Done: ');
+    terminal.type(`hello meanwhile${KEYS.enter}`);
+    await terminal.see(replyTo('hello meanwhile'));
+    release();
+    await terminal.see('counted to three');
+    terminal.type(`and after${KEYS.enter}`);
+    await terminal.see(replyTo('and after'));
+    const lines = visibleLines(terminal.raw(), 120);
+    expect(linesWith(lines, '✅ Job'), lines.join('\n')).toEqual([expect.stringMatching(/^pincer: ✅ Job \w+ "count" is done\.$/)]);
+  }, 45_000);
+});
+
+/** The lines among `lines` that hold `text`. */
+function linesWith(lines: string[], text: string): string[] {
+  return lines.filter((line) => line.includes(text));
+}

@@ -39,6 +39,7 @@ export const TERMINAL_CAPABILITIES = {
   typingIntervalMs: 0,
   localOperator: true,
   answersInPlace: true,
+  editsMayRepeat: true,
 } as const satisfies ChannelCapabilities;
 
 const PROMPT = '> ';
@@ -68,6 +69,8 @@ export class TerminalChannel implements Channel {
   private readline?: Interface;
   private nextInboundId = 1;
   private lastInterruptAt = 0;
+  /** Set by {@link stop}: the input closing then is not the person quitting. */
+  private stopping = false;
 
   constructor(
     options: TerminalChannelOptions,
@@ -95,6 +98,7 @@ export class TerminalChannel implements Channel {
 
   /** Closes the line editor; the event stream ends. */
   async stop(): Promise<void> {
+    this.stopping = true;
     if (this.readline) this.readline.close();
     else this.onClose();
   }
@@ -136,6 +140,14 @@ export class TerminalChannel implements Channel {
     this.outbound.outcome(outcome);
   }
 
+  /**
+   * Prints a line of the program's own (where its log goes, a warning) dimmed
+   * above the prompt, so that it never lands in the line being typed.
+   */
+  notice(text: string): void {
+    this.outbound.notice(text);
+  }
+
   /** The person at the keyboard controls the process, so they are an admin here. */
   async isAdmin(_chat: ChatInfo, userId: string): Promise<boolean> {
     return isLocalUser(this.sender, userId);
@@ -170,10 +182,10 @@ export class TerminalChannel implements Channel {
   private answer(prompt: ApprovalPrompt, action: PromptAction): void {
     this.awaitingAnswer = this.awaitingAnswer.filter((p) => p !== prompt);
     this.updatePrompt();
-    this.push({ type: 'approval', approvalId: prompt.id, action, respond: (reply) => this.notice(reply) });
+    this.push({ type: 'approval', approvalId: prompt.id, action, respond: async (reply: Reply) => this.notice(reply.text) });
   }
 
-  /** Ctrl+C interrupts the running turn; twice in a row quits. */
+  /** Ctrl+C interrupts the running turn; twice in a row quits (see {@link onClose}). */
   private onInterrupt(): void {
     const now = Date.now();
     if (now - this.lastInterruptAt < DOUBLE_INTERRUPT_MS) {
@@ -187,18 +199,16 @@ export class TerminalChannel implements Channel {
   }
 
   private onClose(): void {
+    const quit = !this.stopping && !this.queue.isClosed;
     // A closed line editor throws on use; dropping it keeps late output (a final reply) working.
     this.readline = undefined;
     this.screen.close();
     this.queue.close();
+    if (quit) this.options.onQuit();
   }
 
   private push(event: DistributiveOmit<InboundEvent, 'chat' | 'sender' | 'receivedAt'>): void {
     this.queue.push({ ...event, chat: { ...TERMINAL_CHAT }, sender: { ...this.sender }, receivedAt: Date.now() });
-  }
-
-  private async notice(reply: Reply): Promise<void> {
-    this.outbound.notice(reply.text);
   }
 
   /** Hooks the screen to the line editor so output and typing do not garble each other. */

@@ -18,12 +18,19 @@ export interface TerminalChannelOptions {
   color?: boolean;
   /** Name printed in front of the bot's messages. */
   botName?: string;
+  /**
+   * Called when the person ends the session at the keyboard (Ctrl+D, the end
+   * of the input, a second Ctrl+C), not when the channel is stopped: the
+   * program decides what quitting means (`pincer start` shuts down).
+   */
+  onQuit?: () => void;
 }
 
 /** The defaults of the optional {@link TerminalChannelOptions}. */
 export const DefaultTerminalChannelOptions = {
   userId: 'owner',
   botName: 'pincer',
+  onQuit: () => undefined,
 } as const satisfies Partial<TerminalChannelOptions>;
 
 /** Options with every default filled in, and whether the output is a terminal. */
@@ -39,6 +46,7 @@ export function resolveTerminalOptions(options: TerminalChannelOptions, env: Nod
     ...options,
     userId: options.userId ?? DefaultTerminalChannelOptions.userId,
     botName: options.botName ?? DefaultTerminalChannelOptions.botName,
+    onQuit: options.onQuit ?? DefaultTerminalChannelOptions.onQuit,
     color: options.color ?? (tty && !env.NO_COLOR),
     tty,
   };

@@ -92,7 +92,7 @@ export class TerminalOutbound {
    * itself (the adapter sets it); elsewhere it is printed under the prompt.
    */
   approval(prompt: ApprovalPrompt): SentMessage {
-    const text = terminalText(terminalPromptText(prompt, this.style));
+    const text = terminalPromptText(prompt, this.style);
     const question = this.screen.tty ? '' : `\n${this.style.bold(promptQuestion(prompt.actions).trimEnd())}`;
     this.screen.printBlock(`${text}${question}`);
     return { chat: localAddress(), ids: [this.newId()] };
@@ -100,7 +100,7 @@ export class TerminalOutbound {
 
   /** Prints how an approval ended. */
   outcome(outcome: ApprovalOutcome): void {
-    this.screen.printBlock(approvalOutcomeLine(outcome));
+    this.screen.printBlock(terminalText(approvalOutcomeLine(outcome)));
   }
 
   /** Prints a notice (an answer to a press, a hint) dimmed, apart from the conversation. */
@@ -132,14 +132,16 @@ function shownText(text: string): string {
 /**
  * A prompt as the terminal shows it: the headline with the tool, what it will
  * do, the model's reason, each argument on its own line, and the expiry. No
- * "only X can answer": one person sits at the keyboard.
+ * "only X can answer": one person sits at the keyboard. Each text is cleaned
+ * of control characters before it is styled, so the styles' own escape codes
+ * survive and nothing else does.
  */
 export function terminalPromptText(prompt: ApprovalPrompt, style: TerminalStyle, now = Date.now()): string {
-  const lines = [style.bold(prompt.tool ? `${prompt.title}: ${prompt.tool}` : prompt.title)];
-  if (prompt.grant) lines.push(...prompt.grant.split('\n').map((line) => style.bold(line)));
-  lines.push(prompt.summary);
-  if (prompt.reason) lines.push(`Reason: ${prompt.reason}`);
-  if (prompt.args !== undefined) lines.push(...argumentLines(prompt.args));
+  const lines = [style.bold(terminalText(prompt.tool ? `${prompt.title}: ${prompt.tool}` : prompt.title))];
+  if (prompt.grant) lines.push(...terminalText(prompt.grant).split('\n').map((line) => style.bold(line)));
+  lines.push(terminalText(prompt.summary));
+  if (prompt.reason) lines.push(terminalText(`Reason: ${prompt.reason}`));
+  if (prompt.args !== undefined) lines.push(...argumentLines(prompt.args).map(terminalText));
   const minutes = Math.max(1, Math.round((prompt.expiresAt - now) / 60_000));
   lines.push(style.dim(`Expires in ${minutes} min.`));
   return lines.join('\n');

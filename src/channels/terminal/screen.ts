@@ -11,8 +11,10 @@
  * output never lands in the middle of a half-typed line, and a message that is
  * still the last output (open, or closed with only the prompt under it) is
  * redrawn in place when it changes otherwise: the cursor goes back up over
- * the rows it took. Elsewhere (a pipe, a test stream) the output is a plain
- * transcript without prompts, and nothing printed is ever erased.
+ * the rows it took. So is the message right above it (a tool's status line
+ * that the answer followed), with the last one drawn again under it.
+ * Elsewhere (a pipe, a test stream) the output is a plain transcript without
+ * prompts, and nothing printed is ever erased.
  */
 import { clearLine, clearScreenDown, cursorTo, moveCursor } from 'node:readline';
 import { rowsOf } from './width.js';
@@ -42,6 +44,8 @@ export class Screen {
    * only the prompt (or a status) line is under it.
    */
   private last?: { id: string; written: string; timer?: NodeJS.Timeout };
+  /** The bot message printed right before `last`, with nothing else in between. */
+  private previous?: { id: string; written: string };
   private statusShown = false;
   private prompt: PromptHooks = NO_PROMPT;
 
@@ -74,14 +78,14 @@ export class Screen {
   /** Draws the prompt again after the user sent a line, which now stands under the last message. */
   showPrompt(): void {
     if (this.isOpen()) return;
-    this.last = undefined;
+    this.forgetMessages();
     if (!this.statusShown) this.prompt.redraw();
   }
 
   /** Prints whole lines (a notice, an approval prompt, an outcome) above the prompt. */
   printBlock(text: string): void {
     this.closeOpen(false);
-    this.last = undefined;
+    this.forgetMessages();
     this.wipeLine();
     this.output.write(`${text}\n`);
     this.prompt.redraw();
@@ -94,6 +98,7 @@ export class Screen {
    */
   startMessage(id: string, text: string, streaming = false): void {
     this.closeOpen(false);
+    this.previous = this.last ? { id: this.last.id, written: this.last.written } : undefined;
     this.wipeLine();
     this.output.write(text);
     this.last = { id, written: text, timer: this.settleTimer(streaming) };
@@ -101,29 +106,46 @@ export class Screen {
 
   /**
    * Redraws message `id` with `text` in place, on a TTY while it is the last
-   * output: the cursor goes back up over the rows it took (and the prompt
-   * line under it, once closed), which are cleared, and the message is open
-   * again. False when that cannot be done: off a TTY, after other output,
-   * while the user is typing under it, or when it is taller than the window.
+   * output or the message right above it: the cursor goes back up over the
+   * rows they took (and the prompt line under them, once closed), which are
+   * cleared and printed again. A redrawn last message is open again. False
+   * when that cannot be done: off a TTY, after other output, while the user
+   * is typing under it, or when it is taller than the window.
    */
   replaceMessage(id: string, text: string, streaming = false): boolean {
-    const last = this.last;
-    if (!this.tty || last?.id !== id) return false;
-    const rows = rowsOf(last.written, this.columns);
-    // The cursor cannot go above the window: a message reaching past it stays as it is.
-    if (rows + (last.timer ? 0 : 1) > this.rows) return false;
-    if (last.timer) {
+    const { last, previous } = this;
+    if (!this.tty || !last) return false;
+    if (last.id === id) {
+      if (!this.returnOver(rowsOf(last.written, this.columns))) return false;
       clearTimeout(last.timer);
+      this.output.write(text);
+      this.last = { id, written: text, timer: this.settleTimer(streaming) };
+      return true;
+    }
+    if (previous?.id !== id || !this.returnOver(rowsOf(previous.written, this.columns) + rowsOf(last.written, this.columns))) return false;
+    // The last message is drawn again as it was, still open or closed with the prompt under it.
+    this.output.write(`${text}\n${last.written}${last.timer ? '' : '\n'}`);
+    if (!last.timer) this.prompt.redraw();
+    this.previous = { id, written: text };
+    return true;
+  }
+
+  /**
+   * Puts the cursor at the start of the last `rows` rows of output and clears
+   * from there down; false, with nothing written, when they do not fit in the
+   * window (the cursor cannot go above it) or the user is typing under them.
+   */
+  private returnOver(rows: number): boolean {
+    const open = this.isOpen();
+    if (rows + (open ? 0 : 1) > this.rows || (!open && this.prompt.isTyping())) return false;
+    if (open) {
       cursorTo(this.output, 0);
       if (rows > 1) moveCursor(this.output, 0, -(rows - 1));
     } else {
-      if (this.prompt.isTyping()) return false;
       this.wipeLine();
       moveCursor(this.output, 0, -rows);
     }
     clearScreenDown(this.output);
-    this.output.write(text);
-    this.last = { id, written: text, timer: this.settleTimer(streaming) };
     return true;
   }
 
@@ -161,13 +183,19 @@ export class Screen {
   /** Ends the open message and removes the prompt: input is over. */
   close(): void {
     this.closeOpen(false);
-    this.last = undefined;
+    this.forgetMessages();
     this.wipeLine();
     this.prompt = NO_PROMPT;
   }
 
   private isOpen(): boolean {
     return this.last?.timer !== undefined;
+  }
+
+  /** Something else now stands under the messages: they can no longer be redrawn in place. */
+  private forgetMessages(): void {
+    this.last = undefined;
+    this.previous = undefined;
   }
 
   /** Closes the open message after a quiet moment; a streaming one waits longer (the next edit may be seconds away). */

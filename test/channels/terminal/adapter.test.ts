@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TERMINAL_CHAT, TerminalChannel } from '../../../src/channels/terminal/adapter.js';
+import { TERMINAL_CHAT, TerminalChannel, type TerminalChannelOptions } from '../../../src/channels/terminal/adapter.js';
 import { IN_PROGRESS_MARK, type ApprovalPrompt, type ChannelDeps, type InboundEvent } from '../../../src/channels/types.js';
 import { ChannelError } from '../../../src/errors.js';
 import { silentLogger } from '../../../src/log.js';
@@ -20,12 +20,12 @@ afterEach(async () => {
 });
 
 /** A started channel over in-memory streams, with helpers to type and to read what was printed. */
-async function terminal() {
+async function terminal(options: Partial<TerminalChannelOptions> = {}) {
   const input = new PassThrough();
   const output = new PassThrough();
   let printed = '';
   output.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-  const channel = new TerminalChannel({ input, output, userName: 'ada' }, deps());
+  const channel = new TerminalChannel({ input, output, userName: 'ada', ...options }, deps());
   channels.push(channel);
   await channel.start();
   const events = channel.events()[Symbol.asyncIterator]();
@@ -104,6 +104,17 @@ describe('TerminalChannel input', () => {
     await t.channel.stop();
     expect(await t.ended()).toBe(true);
   });
+
+  it('tells the program the person quit when the input ends, and not when the channel is stopped', async () => {
+    const quits: string[] = [];
+    const quitting = await terminal({ onQuit: () => quits.push('input ended') });
+    quitting.input.end();
+    expect(await quitting.ended()).toBe(true);
+    const stopped = await terminal({ onQuit: () => quits.push('stopped') });
+    await stopped.channel.stop();
+    expect(await stopped.ended()).toBe(true);
+    expect(quits).toEqual(['input ended']);
+  });
 });
 
 describe('TerminalChannel approvals', () => {
@@ -129,6 +140,20 @@ describe('TerminalChannel approvals', () => {
     expect(t.printed()).toMatch(/Expires in \d+ min\./);
     expect(t.printed()).not.toMatch(/can answer/);
     expect(t.printed()).toContain('Approve? [y]es / [n]o / [a]lways:');
+  });
+
+  it('styles the prompt with working escape codes and strips those of the texts it shows', async () => {
+    const t = await terminal({ color: true });
+    await t.channel.sendApproval(TERMINAL_CHAT, prompt({ summary: 'Fetch \x1b[2Jhttps://example.com', reason: 'see \x1b]0;owned\x07' }));
+    expect(t.printed()).toContain('\x1b[1mApproval needed: http_fetch\x1b[22m\n');
+    expect(t.printed()).toContain('\x1b[2mExpires in');
+    expect(t.printed()).toContain('\nFetch [2Jhttps://example.com\nReason: see ]0;owned\n');
+    // Every escape code printed is one of the styles (bold, dim and their end), and nothing else is a control character.
+    // eslint-disable-next-line no-control-regex -- the styles' codes are what is looked for
+    const styles = /\x1b\[[0-9;]*m/g;
+    expect(t.printed().match(styles)?.every((code) => ['\x1b[1m', '\x1b[2m', '\x1b[22m'].includes(code))).toBe(true);
+    // eslint-disable-next-line no-control-regex -- control characters are what must be absent
+    expect(t.printed().replace(styles, '')).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f]/);
   });
 
   it('does not offer or accept "always" when the prompt does not allow it', async () => {

@@ -9,6 +9,7 @@ import { TerminalOutbound } from '../../../src/channels/terminal/outbound.js';
 import { renderMarkdown, terminalStyle } from '../../../src/channels/terminal/render.js';
 import { rowsOf, Screen } from '../../../src/channels/terminal/screen.js';
 import { IN_PROGRESS_MARK } from '../../../src/channels/types.js';
+import { visibleLines } from './virtual-screen.js';
 
 /** A TTY-like output `columns` wide that records what is written. */
 function tty(columns = 40) {
@@ -68,6 +69,21 @@ describe('the terminal screen on a TTY', () => {
     expect(screen.replaceMessage('m2', 'answer, edited')).toBe(false);
   });
 
+  it('redraws the message right above the last one in place, and the last one under it as it was', async () => {
+    const out = tty(40);
+    const screen = new Screen(out.output, true, 5);
+    screen.attachPrompt({ redraw: () => out.output.write('> '), isTyping: () => false });
+    screen.startMessage('status', 'pincer: ⚙️ Running slow… 2 s');
+    await settled();
+    screen.startMessage('answer', 'pincer: the answer,\non two lines');
+    expect(screen.replaceMessage('status', 'pincer: ⚙️ Used slow')).toBe(true);
+    await settled();
+    expect(screen.replaceMessage('status', 'pincer: ⚙️ Used slow, twice')).toBe(true);
+    expect(visibleLines(out.written(), 40)).toEqual(['pincer: ⚙️ Used slow, twice', 'pincer: the answer,', 'on two lines', '>']);
+    screen.printBlock('✅ Approved');
+    expect(screen.replaceMessage('status', 'pincer: ⚙️ Used slow, again')).toBe(false);
+  });
+
   it('does not redraw off a TTY', () => {
     const output = new PassThrough();
     const screen = new Screen(output, false, 10_000);
@@ -113,6 +129,21 @@ describe('the terminal outbound on a TTY', () => {
     expect(out.written().match(/\x1b\[1A\x1b\[0Jpincer: /g)).toHaveLength(2);
     expect(out.written()).not.toContain('…,');
     expect(out.written()).not.toContain('pincer: …');
+  });
+});
+
+describe('the status line of a tool on a TTY', () => {
+  it('shows the tools used above the answer they led to, though the answer was printed first', async () => {
+    const out = tty(80);
+    const screen = new Screen(out.output, true, 5);
+    screen.attachPrompt({ redraw: () => out.output.write('> '), isTyping: () => false });
+    const outbound = new TerminalOutbound(screen, terminalStyle(false), 'pincer');
+    const status = outbound.send('⚙️ Running shell… 2 s');
+    await settled();
+    outbound.send('Done: it printed hello.');
+    outbound.edit(status, '⚙️ Used shell');
+    await settled();
+    expect(visibleLines(out.written(), 80)).toEqual(['pincer: ⚙️ Used shell', 'pincer: Done: it printed hello.', '>']);
   });
 });
 

@@ -31,7 +31,8 @@ export function visibleLines(output: string, columns: number): string[] {
     const char = String.fromCodePoint(output.codePointAt(i)!);
     i += char.length;
     if (char === '\r') column = 0;
-    else if (char === '\n') row += 1;
+    // A pty's line discipline (onlcr) turns a line feed into a new line at column 0.
+    else if (char === '\n') [row, column] = [row + 1, 0];
     else if (char === '\b') column = Math.max(0, column - 1);
     else if (char >= ' ') {
       if (column >= columns) [row, column] = [row + 1, 0];
