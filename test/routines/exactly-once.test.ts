@@ -20,6 +20,7 @@ import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
 import { startFakeLlm, textReply, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { startAppRig, type AppRig } from '../support/app-rig.js';
 import { TestPlatform, testDm } from '../support/test-channel.js';
+import { reminderRecord } from './records.js';
 import { startInstance } from '../cluster/instances.js';
 
 /** Database 15 of the test Redis: this suite's own, emptied before each test that uses it. */
@@ -68,23 +69,9 @@ async function handFired(app: App): Promise<HandTimers> {
   return timers;
 }
 
-/** A reminder in the owner's DM, firing every day from `nextAt`, as the schedule tool stores one. */
+/** A reminder in Ada's DM, firing every day from `nextAt`. */
 function reminder(id: string, text: string, nextAt: number): Routine {
-  return {
-    id,
-    name: text,
-    owner: 'test:owner',
-    ownerName: 'Ada',
-    origin: { channel: 'test', chatId: dm.chatId, kind: 'dm', scope: 'global' },
-    schedule: { kind: 'every', everyMs: 86_400_000, from: nextAt },
-    timezone: 'UTC',
-    action: { kind: 'message', text },
-    tools: [],
-    enabled: true,
-    nextAt,
-    skipped: [],
-    createdAt: nextAt - 86_400_000,
-  };
+  return reminderRecord(id, text, nextAt);
 }
 
 /** The same routine as a prompt run as a job. */

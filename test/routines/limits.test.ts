@@ -14,6 +14,7 @@ import { Store } from '../../src/store/store.js';
 import { hang, textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { startAppRig, type AppRig } from '../support/app-rig.js';
 import { testDm } from '../support/test-channel.js';
+import { reminderRecord } from './records.js';
 
 let rig: AppRig | undefined;
 afterEach(async () => {
@@ -47,24 +48,10 @@ function say(text: string): void {
   rig!.platform.channel.userMessage({ chat: dm, sender: ada, text });
 }
 
-/** A reminder of `owner` in their DM, firing every day from `nextAt`, as the schedule tool stores one. */
+/** A reminder in its owner's DM (named after them), firing every day from `nextAt`. */
 function reminder(id: string, text: string, nextAt: number, owner = 'test:owner'): Routine {
   const user = owner.slice(owner.indexOf(':') + 1);
-  return {
-    id,
-    name: text,
-    owner,
-    ownerName: user,
-    origin: { channel: 'test', chatId: testDm(user).chatId, kind: 'dm', scope: 'global' },
-    schedule: { kind: 'every', everyMs: 86_400_000, from: nextAt },
-    timezone: 'UTC',
-    action: { kind: 'message', text },
-    tools: [],
-    enabled: true,
-    nextAt,
-    skipped: [],
-    createdAt: Date.now(),
-  };
+  return { ...reminderRecord(id, text, nextAt, owner, user), createdAt: Date.now() };
 }
 
 /** Polls the store until `probe` gives a value. */

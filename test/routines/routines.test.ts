@@ -23,6 +23,7 @@ import { Store } from '../../src/store/store.js';
 import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { startAppRig, type AppRig } from '../support/app-rig.js';
 import { TestPlatform, testDm } from '../support/test-channel.js';
+import { reminderRecord } from './records.js';
 
 let rig: AppRig | undefined;
 const cleanups: Array<() => Promise<void>> = [];
@@ -58,23 +59,9 @@ async function approve(index: number): Promise<void> {
   rig!.platform.channel.press(prompt.prompt.id, 'approve', ada);
 }
 
-/** A routine record as the schedule tool makes it, for tests that write the store directly. */
+/** A reminder in Ada's DM, firing every day from `nextAt`. */
 function reminder(id: string, text: string, nextAt: number): Routine {
-  return {
-    id,
-    name: text,
-    owner: 'test:owner',
-    ownerName: 'Ada',
-    origin: { channel: 'test', chatId: dm.chatId, kind: 'dm', scope: 'global' },
-    schedule: { kind: 'every', everyMs: 86_400_000, from: nextAt },
-    timezone: 'UTC',
-    action: { kind: 'message', text },
-    tools: [],
-    enabled: true,
-    nextAt,
-    skipped: [],
-    createdAt: nextAt - 86_400_000,
-  };
+  return reminderRecord(id, text, nextAt);
 }
 
 /** Arms a reminder due just after now, and waits until it is posted: whatever was due before it has fired by then. */
