@@ -226,8 +226,9 @@ export class JobScheduler {
     const ticker = setInterval(() => void progress.update(job), 5_000);
     ticker.unref();
     try {
-      if (!(await ownerAdmitted(this.services.outbox, job.owner, job.origin))) return await this.end(job, 'failed', accessLost(job.ownerName));
       if (job.plan && job.planState !== 'abandoned' && job.planState !== 'done') {
+        // The loop asks before each model call; a plan's steps run without one, so it is asked here.
+        if (!(await ownerAdmitted(this.services.outbox, job.owner, job.origin))) return await this.end(job, 'failed', accessLost(job.ownerName));
         const planned = await this.runPlanned(job, abort.signal, progress);
         if (planned.kind === 'done') return await this.end(job, 'completed', planned.report);
         if (planned.kind === 'failed') return await this.end(job, 'failed', planned.reason);
