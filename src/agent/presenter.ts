@@ -8,6 +8,7 @@
 import { IN_PROGRESS_MARK, type ChannelCapabilities, type ChatAddress, type SendOptions, type SentMessage } from '../channels/types.js';
 import type { Outbox } from './outbox.js';
 import { cleanReply } from './reasoning.js';
+import { formatElapsed } from './elapsed.js';
 
 /** Timing of what the presenter shows. */
 export interface PresenterTiming {
@@ -226,15 +227,4 @@ export class TurnPresenter {
     clearTimeout(this.statusTimer);
     clearTimeout(this.elapsedTimer);
   }
-}
-
-/**
- * Seconds as people say them.
- * @example formatElapsed(75) // '1 min 15 s'
- */
-export function formatElapsed(seconds: number): string {
-  if (seconds < 60) return `${seconds} s`;
-  const minutes = Math.floor(seconds / 60);
-  const rest = seconds % 60;
-  return rest ? `${minutes} min ${rest} s` : `${minutes} min`;
 }

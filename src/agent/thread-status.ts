@@ -3,7 +3,8 @@
  * and usage, and the messages waiting.
  */
 import type { PendingApproval } from './approval-book.js';
-import { formatElapsed, type TurnActivity } from './presenter.js';
+import { formatElapsed } from './elapsed.js';
+import type { TurnActivity } from './presenter.js';
 import type { AgentServices } from './services.js';
 import type { ThreadRunner } from './thread-runner.js';
 

@@ -8,7 +8,7 @@
  * journaled in the job's record before it starts and after it returns, so a
  * restart knows what ran.
  */
-import { settleBatch } from '../agent/chat-delegate.js';
+import { settleBatch } from '../agent/settle-batch.js';
 import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from '../agent/loop.js';
 import type { AgentServices } from '../agent/services.js';
 import { meteredCall } from '../agent/metered-call.js';

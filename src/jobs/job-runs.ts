@@ -5,7 +5,7 @@
  */
 import type { ApprovalResumption } from '../agent/approval-flow.js';
 import type { PendingApproval } from '../agent/approval-book.js';
-import { failureMessage } from '../agent/turn.js';
+import { failureMessage } from '../agent/failures.js';
 import type { ChatInfo } from '../channels/types.js';
 import { UsageLimitError } from '../errors.js';
 import type { ToolCall } from '../llm/types.js';

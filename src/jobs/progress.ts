@@ -4,7 +4,7 @@
  * final message with the result or why it ended.
  */
 import type { Outbox } from '../agent/outbox.js';
-import { formatElapsed } from '../agent/presenter.js';
+import { formatElapsed } from '../agent/elapsed.js';
 import type { ChatAddress, SentMessage } from '../channels/types.js';
 import type { JobRecord, JobState } from './job.js';
 
