@@ -41,7 +41,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/agent/**'],
+    files: ['src/chat/**', 'src/engine/**'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -9,7 +9,7 @@
  */
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { runAgenticLoop, type LoopContext, type LoopDelegate } from '../src/agent/loop.js';
+import { runAgenticLoop, type LoopContext, type LoopDelegate } from '../src/engine/loop.js';
 import { LlmConfigSchema } from '../src/config/schema.js';
 import { OpenAiProvider } from '../src/llm/openai-provider.js';
 import type { ToolCall } from '../src/llm/types.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { z } from 'zod';
-import { buildSystemPrompt } from '../src/agent/system-prompt.js';
+import { buildSystemPrompt } from '../src/chat/system-prompt.js';
 import { createApp } from '../src/app.js';
 import { parseConfig } from '../src/config/load.js';
 import { Store } from '../src/store/store.js';

@@ -3,17 +3,17 @@
  * channels and the runtime from one validated configuration.
  */
 import { z } from 'zod';
-import { ApprovalBook } from './agent/approval-book.js';
-import { COMMANDS } from './agent/commands.js';
-import { DeliveryLog } from './agent/deliveries.js';
-import { AgentEvents } from './agent/events.js';
-import { ThreadHistory } from './agent/history.js';
-import { Outbox } from './agent/outbox.js';
-import { Runtime } from './agent/runtime.js';
-import { TurnJournal } from './agent/turn-journal.js';
-import type { AgentServices } from './agent/services.js';
-import { UsageLedger } from './agent/usage.js';
-import { bookingTtlMs, LocalCostBudget } from './agent/budget.js';
+import { ApprovalBook } from './engine/approval-book.js';
+import { COMMANDS } from './chat/commands.js';
+import { DeliveryLog } from './engine/deliveries.js';
+import { AgentEvents } from './engine/events.js';
+import { ThreadHistory } from './engine/history.js';
+import { Outbox } from './engine/outbox.js';
+import { Runtime } from './chat/runtime.js';
+import { TurnJournal } from './engine/turn-journal.js';
+import type { AgentServices } from './engine/services.js';
+import { UsageLedger } from './engine/usage.js';
+import { bookingTtlMs, LocalCostBudget } from './engine/budget.js';
 import type { Channel, ChannelDeps } from './channels/types.js';
 import type { Config } from './config/schema.js';
 import { PINCER_VERSION } from './cli/version.js';
@@ -31,7 +31,7 @@ import { RedisSenderRate } from './cluster/sender-rate.js';
 import { RedisSettingsVersion } from './cluster/settings-version.js';
 import { RedisThreadStorage } from './cluster/thread-storage.js';
 import { ClusterThreads } from './cluster/threads.js';
-import { KeyvThreadStorage } from './agent/thread-log.js';
+import { KeyvThreadStorage } from './engine/thread-log.js';
 import { firingClaimsFor } from './routines/claims.js';
 import { RoutineStore } from './routines/routine.js';
 import { routineToolSource } from './routines/tools.js';

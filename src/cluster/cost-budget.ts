@@ -8,8 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { CostBooking, CostBudget } from '../agent/budget.js';
-import { dayOf, type UsageLedger } from '../agent/usage.js';
+import type { CostBooking, CostBudget } from '../engine/budget.js';
+import { dayOf, type UsageLedger } from '../engine/usage.js';
 import { CLUSTER_PREFIX, REDIS_NOW_MS } from './node.js';
 
 /** How long a day's hash is kept after its last change: past the day, for calls that end after midnight. */

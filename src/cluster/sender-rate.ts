@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { RATE_NOTICE_EVERY_MS, RATE_WINDOW_MS, rateRefusal, type RateRefusal, type SenderRate } from '../agent/inbound-limits.js';
+import { RATE_NOTICE_EVERY_MS, RATE_WINDOW_MS, rateRefusal, type RateRefusal, type SenderRate } from '../engine/inbound-limits.js';
 import { CLUSTER_PREFIX, REDIS_NOW_MS } from './node.js';
 
 /**

@@ -9,9 +9,9 @@
  */
 import type { ChatInfo } from '../channels/types.js';
 import { StoreError } from '../errors.js';
-import type { QueuedMessage, ThreadRecord } from '../agent/history.js';
-import { ThreadRecordSchema, zeroUsage } from '../agent/history.js';
-import type { ThreadDelta, ThreadStorage } from '../agent/thread-storage.js';
+import type { QueuedMessage, ThreadRecord } from '../engine/history.js';
+import { ThreadRecordSchema, zeroUsage } from '../engine/history.js';
+import type { ThreadDelta, ThreadStorage } from '../engine/thread-storage.js';
 import type { Logger } from '../log.js';
 import { CLUSTER_PREFIX, type ClusterNode } from './node.js';
 

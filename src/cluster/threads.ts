@@ -9,8 +9,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { InboundMessage } from '../channels/types.js';
 import { threadKeyOf } from '../channels/types.js';
-import { platformOrder, toQueued } from '../agent/inbox.js';
-import { RATE_NOTICE_EVERY_MS, RATE_WINDOW_MS } from '../agent/inbound-limits.js';
+import { platformOrder, toQueued } from '../engine/inbox.js';
+import { RATE_NOTICE_EVERY_MS, RATE_WINDOW_MS } from '../engine/inbound-limits.js';
 import type { Logger } from '../log.js';
 import { CLUSTER_PREFIX, type ClusterNode, type HeldLease } from './node.js';
 import { COUNT_SENDER, senderRateKeys } from './sender-rate.js';

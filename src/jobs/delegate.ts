@@ -8,10 +8,10 @@
  * journaled in the job's record before it starts and after it returns, so a
  * restart knows what ran.
  */
-import { settleBatch } from '../agent/settle-batch.js';
-import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from '../agent/loop.js';
-import type { AgentServices } from '../agent/services.js';
-import { meteredCall } from '../agent/metered-call.js';
+import { settleBatch } from '../engine/settle-batch.js';
+import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from '../engine/loop.js';
+import type { AgentServices } from '../engine/services.js';
+import { meteredCall } from '../engine/metered-call.js';
 import { DEFAULT_AUTONOMOUS_DENYLIST } from '../tools/approval-rule.js';
 import type { CallResult, ToolContext } from '../tools/types.js';
 import type { LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';

@@ -3,9 +3,9 @@
  * approval book, the host that asks them, the texts a run leaves in the job's
  * conversation, and what a crash leaves to report.
  */
-import type { ApprovalResumption } from '../agent/approval-flow.js';
-import type { PendingApproval } from '../agent/approval-book.js';
-import { failureMessage } from '../agent/failures.js';
+import type { ApprovalResumption } from '../engine/approval-flow.js';
+import type { PendingApproval } from '../engine/approval-book.js';
+import { failureMessage } from '../engine/failures.js';
 import type { ChatInfo } from '../channels/types.js';
 import { UsageLimitError } from '../errors.js';
 import type { ToolCall } from '../llm/types.js';

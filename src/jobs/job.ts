@@ -5,7 +5,7 @@
  * its steps. Its state changes only along the transition table below.
  */
 import { z } from 'zod';
-import { ChatMessageSchema, ChatRecordSchema } from '../agent/history.js';
+import { ChatMessageSchema, ChatRecordSchema } from '../engine/history.js';
 
 /** Where a job is in its life. */
 export const JOB_STATES = ['pending', 'in_progress', 'waiting_approval', 'completed', 'failed', 'stuck', 'cancelled'] as const;

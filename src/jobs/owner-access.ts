@@ -3,7 +3,7 @@
  * it was created. Background work asks before each firing and step: someone
  * taken off an allowlist or out of the group stops acting through the bot.
  */
-import type { Outbox } from '../agent/outbox.js';
+import type { Outbox } from '../engine/outbox.js';
 import type { ChatInfo } from '../channels/types.js';
 
 /** True while the origin's channel admits `owner` (`platform:userId`) in `origin`; true when the channel cannot tell. */

@@ -6,8 +6,8 @@
  * the shared loop takes over with everything learnt so far.
  */
 import { z } from 'zod';
-import type { AgentServices } from '../agent/services.js';
-import { meteredCall } from '../agent/metered-call.js';
+import type { AgentServices } from '../engine/services.js';
+import { meteredCall } from '../engine/metered-call.js';
 import { readJsonAt } from '../llm/json-scan.js';
 import type { ChatMessage, LlmResponse, ToolDefinition } from '../llm/types.js';
 import type { ToolContext } from '../tools/types.js';

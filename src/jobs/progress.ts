@@ -3,8 +3,8 @@
  * edited as it goes (state, step, what it is doing, elapsed time), then a
  * final message with the result or why it ended.
  */
-import type { Outbox } from '../agent/outbox.js';
-import { formatElapsed } from '../agent/elapsed.js';
+import type { Outbox } from '../engine/outbox.js';
+import { formatElapsed } from '../engine/elapsed.js';
 import type { ChatAddress, SentMessage } from '../channels/types.js';
 import type { JobRecord, JobState } from './job.js';
 

@@ -16,10 +16,10 @@
  * finished reported to the model as interrupted (not run again); a job waiting
  * for its owner keeps waiting, unless it was running the call its owner approved.
  */
-import { newApproval, type PendingApproval } from '../agent/approval-book.js';
-import type { ApprovalResumption } from '../agent/approval-flow.js';
-import { DEFAULT_LOOP_CONFIG, runAgenticLoop, type LoopContext, type LoopOutcome } from '../agent/loop.js';
-import type { AgentServices } from '../agent/services.js';
+import { newApproval, type PendingApproval } from '../engine/approval-book.js';
+import type { ApprovalResumption } from '../engine/approval-flow.js';
+import { DEFAULT_LOOP_CONFIG, runAgenticLoop, type LoopContext, type LoopOutcome } from '../engine/loop.js';
+import type { AgentServices } from '../engine/services.js';
 import type { Config } from '../config/schema.js';
 import type { ChatMessage } from '../llm/types.js';
 import { JobDelegate, jobRequestMessage, type JobApprovalNeed } from './delegate.js';

@@ -8,7 +8,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { ChatRecordSchema } from '../agent/history.js';
+import { ChatRecordSchema } from '../engine/history.js';
 import { ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { IdIndex, LegacyIdList } from '../store/id-index.js';

@@ -14,7 +14,7 @@
  * skipped. A prompt routine whose previous firing's job has not ended starts
  * no other: that firing is recorded as skipped, and nobody is told.
  */
-import type { AgentServices } from '../agent/services.js';
+import type { AgentServices } from '../engine/services.js';
 import { ToolError } from '../errors.js';
 import { FINAL_STATES } from '../jobs/job.js';
 import { refusalOnly } from '../jobs/limits.js';

@@ -5,7 +5,7 @@
  * caller's routines. Offered as one tool source.
  */
 import { z } from 'zod';
-import type { ThreadHistory } from '../agent/history.js';
+import type { ThreadHistory } from '../engine/history.js';
 import type { Config } from '../config/schema.js';
 import { ToolError } from '../errors.js';
 import { StaticToolSource } from '../tools/source.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ApprovalBook, pressRefusal, type ApprovalPress, type PendingApproval } from '../../src/agent/approval-book.js';
+import { ApprovalBook, pressRefusal, type ApprovalPress, type PendingApproval } from '../../src/engine/approval-book.js';
 import { decodeApprovalPayload, encodeApprovalPayload } from '../../src/channels/approval-payload.js';
 import { Store } from '../../src/store/store.js';
 

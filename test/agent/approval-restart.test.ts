@@ -4,7 +4,7 @@
  * "expired" result (real app, store on disk, openai-SDK provider).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { APPROVAL_RESULTS } from '../../src/agent/turn.js';
+import { APPROVAL_RESULTS } from '../../src/chat/turn.js';
 import { textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { scenarioTools, ToolLog } from '../scenarios/tools.js';
 import { echoAll, startAppRig, type AppRig } from '../support/app-rig.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Authority } from '../../src/agent/authority.js';
+import { Authority } from '../../src/chat/authority.js';
 import type { Channel } from '../../src/channels/types.js';
 import { silentLogger } from '../../src/log.js';
 import { TEST_CAPABILITIES, TestChannel, testDm, testGroup } from '../support/test-channel.js';

@@ -5,7 +5,7 @@
  * endpoint compacts and retries once.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { SUMMARY_PREFIX } from '../../src/agent/compaction.js';
+import { SUMMARY_PREFIX } from '../../src/engine/compaction.js';
 import { contextLengthError, textReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { echoAll, startAppRig, type AppRig } from '../support/app-rig.js';
 import { testDm } from '../support/test-channel.js';

@@ -4,7 +4,7 @@
  * display would follow.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgentEvents, type AgentEventMap, type AgentEventName } from '../../src/agent/events.js';
+import { AgentEvents, type AgentEventMap, type AgentEventName } from '../../src/engine/events.js';
 import { threadKeyOf } from '../../src/channels/types.js';
 import { silentLogger } from '../../src/log.js';
 import { serverError, textReply, toolCallReply } from '../fakes/llm/server.js';

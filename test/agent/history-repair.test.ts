@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MISSING_RESULT, repairHistory } from '../../src/agent/history-repair.js';
+import { MISSING_RESULT, repairHistory } from '../../src/engine/history-repair.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 
 const call = (...ids: string[]): ChatMessage => ({ role: 'assistant', content: null, toolCalls: ids.map((id) => ({ id, name: 't', arguments: '{}' })) });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InboundLimiter } from '../../src/agent/inbound-limits.js';
+import { InboundLimiter } from '../../src/engine/inbound-limits.js';
 
 describe('InboundLimiter', () => {
   it('refuses the message over the per-minute rate and lets it through once the window has passed', () => {

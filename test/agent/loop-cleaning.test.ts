@@ -3,8 +3,8 @@
  * wrote, and whatever the delegate, the loop acts on a cleaned reply.
  */
 import { describe, expect, it } from 'vitest';
-import { runAgenticLoop, type BatchOutcome, type LoopContext, type LoopDelegate, type TextAction } from '../../src/agent/loop.js';
-import { EMPTY_REPLY_FALLBACK, type FinalizedReply } from '../../src/agent/reasoning.js';
+import { runAgenticLoop, type BatchOutcome, type LoopContext, type LoopDelegate, type TextAction } from '../../src/engine/loop.js';
+import { EMPTY_REPLY_FALLBACK, type FinalizedReply } from '../../src/engine/reasoning.js';
 import type { LlmResponse, ToolCall } from '../../src/llm/types.js';
 
 function raw(content: string): LlmResponse {

@@ -6,10 +6,10 @@
  * cut by the length limit is continued; a false claim is corrected.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { claimsCorrection } from '../../src/agent/guards/claims.js';
-import { REPEATED_FAILURE_NOTICE } from '../../src/agent/guards/notices.js';
-import { REPETITION_CUT_NOTE } from '../../src/agent/guards/repeated-text.js';
-import { LOOP_ANSWERS } from '../../src/agent/turn.js';
+import { claimsCorrection } from '../../src/engine/guards/claims.js';
+import { REPEATED_FAILURE_NOTICE } from '../../src/engine/guards/notices.js';
+import { REPETITION_CUT_NOTE } from '../../src/engine/guards/repeated-text.js';
+import { LOOP_ANSWERS } from '../../src/chat/turn.js';
 import { textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { scenarioTools, ToolLog } from '../scenarios/tools.js';
 import { startAppRig, userTextsSinceAnswer, type AppRig } from '../support/app-rig.js';

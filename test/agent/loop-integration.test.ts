@@ -3,10 +3,10 @@
  * server: what the guards do is read back from the requests the server received.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { REPEATED_FAILURE_NOTICE, TRUNCATED_CALLS_NOTICE } from '../../src/agent/guards/notices.js';
-import { TOOL_INTENT_NUDGE } from '../../src/agent/guards/tool-intent.js';
-import { runAgenticLoop, type BatchOutcome, type LoopContext, type LoopDelegate, type TextAction } from '../../src/agent/loop.js';
-import { EMPTY_REPLY_FALLBACK } from '../../src/agent/reasoning.js';
+import { REPEATED_FAILURE_NOTICE, TRUNCATED_CALLS_NOTICE } from '../../src/engine/guards/notices.js';
+import { TOOL_INTENT_NUDGE } from '../../src/engine/guards/tool-intent.js';
+import { runAgenticLoop, type BatchOutcome, type LoopContext, type LoopDelegate, type TextAction } from '../../src/engine/loop.js';
+import { EMPTY_REPLY_FALLBACK } from '../../src/engine/reasoning.js';
 import { LlmConfigSchema } from '../../src/config/schema.js';
 import { LlmError } from '../../src/errors.js';
 import { OpenAiProvider } from '../../src/llm/openai-provider.js';

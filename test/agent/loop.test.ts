@@ -1,17 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { LlmError } from '../../src/errors.js';
-import { CONTINUE_PROMPT } from '../../src/agent/guards/continuation.js';
-import type { LoopFinding } from '../../src/agent/guards/loop-detector.js';
+import { CONTINUE_PROMPT } from '../../src/engine/guards/continuation.js';
+import type { LoopFinding } from '../../src/engine/guards/loop-detector.js';
 import {
   REPEATED_ANSWER_NOTICE,
   REPEATED_FAILURE_NOTICE,
   REPEATED_SUCCESS_NOTICE,
   TRUNCATED_ANSWER_NOTE,
   TRUNCATED_CALLS_NOTICE,
-} from '../../src/agent/guards/notices.js';
-import { REPETITION_CUT_NOTE } from '../../src/agent/guards/repeated-text.js';
+} from '../../src/engine/guards/notices.js';
+import { REPETITION_CUT_NOTE } from '../../src/engine/guards/repeated-text.js';
 import { DEFAULT_LOOP_GUARDS } from '../../src/config/schema.js';
-import { TOOL_INTENT_NUDGE } from '../../src/agent/guards/tool-intent.js';
+import { TOOL_INTENT_NUDGE } from '../../src/engine/guards/tool-intent.js';
 import {
   runAgenticLoop,
   type BatchOutcome,
@@ -20,7 +20,7 @@ import {
   type LoopOutcome,
   type LoopSignal,
   type TextAction,
-} from '../../src/agent/loop.js';
+} from '../../src/engine/loop.js';
 import type { FinishReason, LlmResponse, ToolCall } from '../../src/llm/types.js';
 
 const usage = { inputTokens: 1, outputTokens: 1, cachedTokens: 0 };

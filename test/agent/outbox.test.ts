@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Outbox } from '../../src/agent/outbox.js';
+import { Outbox } from '../../src/engine/outbox.js';
 import type { ApprovalPrompt, ChatAddress } from '../../src/channels/types.js';
 import { silentLogger } from '../../src/log.js';
 import { createRedactor } from '../../src/safety/secrets.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY_REPLY_FALLBACK, cleanReply, finalizeReply, recoverToolCalls } from '../../src/agent/reasoning.js';
+import { EMPTY_REPLY_FALLBACK, cleanReply, finalizeReply, recoverToolCalls } from '../../src/engine/reasoning.js';
 import type { LlmResponse } from '../../src/llm/types.js';
 
 const TOOLS = ['search', 'read_file', 'append_file'];

@@ -9,9 +9,9 @@ import { textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from
 import { scenarioTools, ToolLog } from '../scenarios/tools.js';
 import { startAppRig, userTextsSinceAnswer, type AppRig } from '../support/app-rig.js';
 import { testDm } from '../support/test-channel.js';
-import { ThreadHistory, type OpenTurn } from '../../src/agent/history.js';
-import { TurnJournal } from '../../src/agent/turn-journal.js';
-import { RESTART_NOTICE } from '../../src/agent/turn-restart.js';
+import { ThreadHistory, type OpenTurn } from '../../src/engine/history.js';
+import { TurnJournal } from '../../src/engine/turn-journal.js';
+import { RESTART_NOTICE } from '../../src/chat/turn-restart.js';
 import { IN_PROGRESS_MARK } from '../../src/channels/types.js';
 import { silentLogger } from '../../src/log.js';
 import { Store } from '../../src/store/store.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildSystemPrompt, SELF_CHECK_INSTRUCTION } from '../../src/agent/system-prompt.js';
+import { buildSystemPrompt, SELF_CHECK_INSTRUCTION } from '../../src/chat/system-prompt.js';
 import { testDm } from '../support/test-channel.js';
 import { startAppRig, type AppRig } from '../support/app-rig.js';
 import { scenarioTools, ToolLog } from '../scenarios/tools.js';

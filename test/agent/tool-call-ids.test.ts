@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
-import { ThreadHistory } from '../../src/agent/history.js';
+import { ThreadHistory } from '../../src/engine/history.js';
 import { Store } from '../../src/store/store.js';
 import { historyProblem, startFakeLlm, textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { TestPlatform, testDm } from '../support/test-channel.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatKind, InboundMessage } from '../../src/channels/types.js';
-import { joinsRunningTurn, takeTurnBatch } from '../../src/agent/turn-batch.js';
+import { joinsRunningTurn, takeTurnBatch } from '../../src/chat/turn-batch.js';
 import { testDm, testGroup } from '../support/test-channel.js';
 
 /** Messages `a1 b1 a2`: sender letter, then its number. */

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { textReply, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { startAppRig } from '../support/app-rig.js';
-import { UsageLedger } from '../../src/agent/usage.js';
+import { UsageLedger } from '../../src/engine/usage.js';
 import { Store } from '../../src/store/store.js';
 import { testDm } from '../support/test-channel.js';
 

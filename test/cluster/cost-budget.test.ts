@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, type App } from '../../src/app.js';
-import { UsageLedger } from '../../src/agent/usage.js';
+import { UsageLedger } from '../../src/engine/usage.js';
 import { RedisCostBudget } from '../../src/cluster/cost-budget.js';
 import { parseConfig } from '../../src/config/load.js';
 import { Store } from '../../src/store/store.js';

@@ -12,7 +12,7 @@ import { threadKeyOf } from '../../src/channels/types.js';
 import { ClusterNode } from '../../src/cluster/node.js';
 import { threadKeys, type InboxEntry } from '../../src/cluster/thread-storage.js';
 import { ClusterThreads, type ThreadHost } from '../../src/cluster/threads.js';
-import { platformOrder } from '../../src/agent/inbox.js';
+import { platformOrder } from '../../src/engine/inbox.js';
 import { silentLogger } from '../../src/log.js';
 import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
 

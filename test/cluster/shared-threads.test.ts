@@ -19,7 +19,7 @@ import { createMetrics } from '../../src/http/server.js';
 import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeResponder } from '../fakes/llm/server.js';
 import { threadKeyOf } from '../../src/channels/types.js';
 import { threadKeys } from '../../src/cluster/thread-storage.js';
-import { SHUTDOWN_NOTICE } from '../../src/agent/turn-restart.js';
+import { SHUTDOWN_NOTICE } from '../../src/chat/turn-restart.js';
 import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
 
 
@@ -279,7 +279,7 @@ describe.skipIf(!available)(`usage counted by two instances on Redis${skip}`, ()
   it('adds up the calls of both instances in the stored total', async () => {
     await flushDb(redisUrl());
     const { Store } = await import('../../src/store/store.js');
-    const { UsageLedger } = await import('../../src/agent/usage.js');
+    const { UsageLedger } = await import('../../src/engine/usage.js');
     const stores = await Promise.all([Store.open({ url: redisUrl() }), Store.open({ url: redisUrl() })]);
     const ledgers = stores.map((store) => new UsageLedger(store));
     const response = { content: 'ok', toolCalls: [], finishReason: 'stop', usage: { inputTokens: 10, outputTokens: 5, cachedTokens: 0 }, costUsd: 0.01 } as const;

@@ -13,7 +13,7 @@ import { scenarioTools, ToolLog } from '../scenarios/tools.js';
 import { Redis } from 'ioredis';
 import { startAppRig, type AppRig, type AppRigOptions } from '../support/app-rig.js';
 import { testDm, testGroup } from '../support/test-channel.js';
-import { REPEATED_ANSWER_NOTICE } from '../../src/agent/guards/notices.js';
+import { REPEATED_ANSWER_NOTICE } from '../../src/engine/guards/notices.js';
 import type { JobRecord } from '../../src/jobs/job.js';
 
 let rig: AppRig | undefined;

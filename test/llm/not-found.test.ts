@@ -5,7 +5,7 @@
  * unknown path with 404, as OpenAI does.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { failureMessage } from '../../src/agent/failures.js';
+import { failureMessage } from '../../src/engine/failures.js';
 import { LlmConfigSchema } from '../../src/config/schema.js';
 import { LlmError } from '../../src/errors.js';
 import { OpenAiProvider } from '../../src/llm/openai-provider.js';

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { REPEATED_FAILURE_NOTICE, roundsExhaustedMessage } from '../../src/agent/guards/notices.js';
+import { REPEATED_FAILURE_NOTICE, roundsExhaustedMessage } from '../../src/engine/guards/notices.js';
 import { NOT_AVAILABLE } from '../../src/channels/access.js';
 import { STALE_BUTTON } from '../../src/channels/types.js';
 import { NO_SUCH_TOOL_ANSWER } from './brain.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CallCyclesDetector } from '../../../src/agent/guards/call-cycles.js';
-import { seeCall } from '../../../src/agent/guards/observed-call.js';
+import { CallCyclesDetector } from '../../../src/engine/guards/call-cycles.js';
+import { seeCall } from '../../../src/engine/guards/observed-call.js';
 
 const step = (name: string, args: Record<string, unknown> = {}) => seeCall({ name, arguments: JSON.stringify(args), ok: true });
 const tools = ['A', 'B', 'C', 'D', 'E', 'F'].map((name) => step(`tool_${name}`));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { argumentAgreement, argumentsOf, comparable } from '../../../src/agent/guards/call-similarity.js';
+import { argumentAgreement, argumentsOf, comparable } from '../../../src/engine/guards/call-similarity.js';
 
 describe('argument agreement', () => {
   it('is the share of keys, over both calls\' keys, whose values agree', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { CallWindowDetector } from '../../../src/agent/guards/call-window.js';
-import { seeCall } from '../../../src/agent/guards/observed-call.js';
+import { CallWindowDetector } from '../../../src/engine/guards/call-window.js';
+import { seeCall } from '../../../src/engine/guards/observed-call.js';
 
 const fetch = seeCall({ name: 'http_fetch', arguments: '{"url":"https://example.com/a"}', ok: true });
 const other = (i: number) => seeCall({ name: 'calculator', arguments: JSON.stringify({ expression: `${i} + 1` }), ok: true });

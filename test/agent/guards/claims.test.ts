@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkClaims, citedLocations, claimedFileWrites, claimsCorrection } from '../../../src/agent/guards/claims.js';
-import { filesWrittenThisTurn } from '../../../src/agent/guards/turn-writes.js';
+import { checkClaims, citedLocations, claimedFileWrites, claimsCorrection } from '../../../src/engine/guards/claims.js';
+import { filesWrittenThisTurn } from '../../../src/engine/guards/turn-writes.js';
 import type { ChatMessage } from '../../../src/llm/types.js';
 
 describe('claimedFileWrites', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CONTINUE_PROMPT, stitch } from '../../../src/agent/guards/continuation.js';
+import { CONTINUE_PROMPT, stitch } from '../../../src/engine/guards/continuation.js';
 
 describe('stitch', () => {
   it('joins pieces with no overlap as they are, mid-word or between words', () => {

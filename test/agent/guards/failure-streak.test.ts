@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FailureStreakDetector } from '../../../src/agent/guards/failure-streak.js';
-import { seeCall } from '../../../src/agent/guards/observed-call.js';
+import { FailureStreakDetector } from '../../../src/engine/guards/failure-streak.js';
+import { seeCall } from '../../../src/engine/guards/observed-call.js';
 
 const failing = (i: number, error?: string) =>
   seeCall({ name: 'http_fetch', arguments: JSON.stringify({ url: `https://example.com/${i}` }), ok: false, ...(error ? { error } : {}) });

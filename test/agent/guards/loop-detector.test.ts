@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LoopDetector, type ObservedCall } from '../../../src/agent/guards/loop-detector.js';
+import { LoopDetector, type ObservedCall } from '../../../src/engine/guards/loop-detector.js';
 import { DEFAULT_LOOP_GUARDS } from '../../../src/config/schema.js';
 
 const call = (name: string, args: Record<string, unknown> = {}, ok = true, error?: string): ObservedCall => ({

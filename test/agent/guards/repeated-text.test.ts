@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findDegenerateTail, REPETITION_CUT_NOTE } from '../../../src/agent/guards/repeated-text.js';
+import { findDegenerateTail, REPETITION_CUT_NOTE } from '../../../src/engine/guards/repeated-text.js';
 
 const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
 const varied = (i: number) => `${words[i % 10]} ${words[(i * 3) % 10]} ${i}`;

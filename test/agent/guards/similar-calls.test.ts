@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { seeCall } from '../../../src/agent/guards/observed-call.js';
-import { SimilarCallsDetector } from '../../../src/agent/guards/similar-calls.js';
+import { seeCall } from '../../../src/engine/guards/observed-call.js';
+import { SimilarCallsDetector } from '../../../src/engine/guards/similar-calls.js';
 
 const seen = (name: string, args: unknown) => seeCall({ name, arguments: typeof args === 'string' ? args : JSON.stringify(args), ok: true });
 

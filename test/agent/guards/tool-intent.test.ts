@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TOOL_INTENT_NUDGE, signalsToolIntent } from '../../../src/agent/guards/tool-intent.js';
+import { TOOL_INTENT_NUDGE, signalsToolIntent } from '../../../src/engine/guards/tool-intent.js';
 
 const LONG_ANSWER =
   'The Eiffel Tower is 330 metres tall and was completed in 1889 for the World Fair. ' +

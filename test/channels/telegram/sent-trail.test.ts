@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Election } from '../../../src/cluster/election.js';
-import { memoryLedger } from '../../../src/agent/deliveries.js';
+import { memoryLedger } from '../../../src/engine/deliveries.js';
 import { SentTrail } from '../../../src/channels/telegram/sent-trail.js';
 import type { ChannelState, ChatAddress } from '../../../src/channels/types.js';
 import { silentLogger } from '../../../src/log.js';

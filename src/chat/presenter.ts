@@ -6,9 +6,9 @@
  * since when, for /status.
  */
 import { IN_PROGRESS_MARK, type ChannelCapabilities, type ChatAddress, type SendOptions, type SentMessage } from '../channels/types.js';
-import type { Outbox } from './outbox.js';
-import { cleanReply } from './reasoning.js';
-import { formatElapsed } from './elapsed.js';
+import type { Outbox } from '../engine/outbox.js';
+import { cleanReply } from '../engine/reasoning.js';
+import { formatElapsed } from '../engine/elapsed.js';
 
 /** Timing of what the presenter shows. */
 export interface PresenterTiming {

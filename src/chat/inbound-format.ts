@@ -5,7 +5,7 @@
  */
 import type { ChatKind, InboundMessage } from '../channels/types.js';
 import type { ChatMessage } from '../llm/types.js';
-import type { GroupLine, ThreadRecord } from './history.js';
+import type { GroupLine, ThreadRecord } from '../engine/history.js';
 
 /** A sender's display name made safe to put in brackets. */
 function nameTag(name: string): string {

@@ -2,7 +2,7 @@
  * Why a turn was stopped, carried as the abort reason of its AbortController so
  * that the end of the turn can tell a person's /stop from a shutdown.
  */
-import type { ThreadHistory } from './history.js';
+import type { ThreadHistory } from '../engine/history.js';
 
 /**
  * By a person (/stop, /new), by the process shutting down, or by a handover:

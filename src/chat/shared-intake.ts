@@ -7,8 +7,8 @@
  */
 import { acknowledge, type InboundMessage } from '../channels/types.js';
 import type { Intake } from '../cluster/threads.js';
-import { queueFullText, rateRefusal, withinRate, type Refusal } from './inbound-limits.js';
-import type { AgentServices } from './services.js';
+import { queueFullText, rateRefusal, withinRate, type Refusal } from '../engine/inbound-limits.js';
+import type { AgentServices } from '../engine/services.js';
 
 /** Puts `event` in its shared thread's inbox, then acknowledges it; a refusal is explained (a rate one once a window). */
 export async function intakeShared(

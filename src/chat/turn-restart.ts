@@ -6,7 +6,7 @@
 import { toolResult } from '../llm/call-ids.js';
 import type { ChatMessage } from '../llm/types.js';
 import type { TurnState } from './chat-delegate.js';
-import type { OpenTurn } from './history.js';
+import type { OpenTurn } from '../engine/history.js';
 
 /** What people see when a shutdown interrupts their turn. */
 export const SHUTDOWN_NOTICE = '⏹️ I have to pause here: the bot is restarting. I will pick this up again as soon as it is back.';

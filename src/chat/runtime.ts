@@ -7,15 +7,15 @@
 import type { Channel, ChatInfo, InboundEvent, InboundMessage } from '../channels/types.js';
 import { acknowledge, qualifiedUserId, threadKeyOf } from '../channels/types.js';
 import { ChannelError } from '../errors.js';
-import { ApprovalFlow } from './approval-flow.js';
+import { ApprovalFlow } from '../engine/approval-flow.js';
 import { CommandHandler } from './commands.js';
 import { textCommand } from './command-table.js';
-import { fromQueued, keepInInbox } from './inbox.js';
+import { fromQueued, keepInInbox } from '../engine/inbox.js';
 import { keepAsGroupContext } from './inbound-format.js';
-import { InboundLimiter, queueFullText } from './inbound-limits.js';
+import { InboundLimiter, queueFullText } from '../engine/inbound-limits.js';
 import { intakeShared } from './shared-intake.js';
-import { FairSemaphore } from './semaphore.js';
-import type { AgentServices } from './services.js';
+import { FairSemaphore } from '../engine/semaphore.js';
+import type { AgentServices } from '../engine/services.js';
 import { jobEngineFor } from '../jobs/engine.js';
 import { RoutineScheduler } from '../routines/scheduler.js';
 import { timersFor } from '../store/timers.js';
@@ -24,7 +24,7 @@ import { jobIdOfThread } from '../jobs/job-runs.js';
 import { JobScheduler } from '../jobs/scheduler.js';
 import { ThreadRunner, type RunnerContext, type StopResult } from './thread-runner.js';
 import { describeThread } from './thread-status.js';
-import type { TurnJournal } from './turn-journal.js';
+import type { TurnJournal } from '../engine/turn-journal.js';
 import { TurnEngine } from './turn.js';
 
 /** The running agent. */

@@ -16,11 +16,11 @@ import { Authority } from './authority.js';
 import { jobStatusLine } from '../jobs/progress.js';
 import type { JobScheduler } from '../jobs/scheduler.js';
 import type { RoutineScheduler } from '../routines/scheduler.js';
-import { zeroUsage } from './history.js';
-import type { AgentServices } from './services.js';
+import { zeroUsage } from '../engine/history.js';
+import type { AgentServices } from '../engine/services.js';
 import type { StopResult } from './thread-runner.js';
-import { withinRate, type SenderRate } from './inbound-limits.js';
-import { formatUsage } from './usage.js';
+import { withinRate, type SenderRate } from '../engine/inbound-limits.js';
+import { formatUsage } from '../engine/usage.js';
 
 export { canonicalCommand, COMMANDS } from './command-table.js';
 

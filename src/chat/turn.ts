@@ -5,19 +5,19 @@
  */
 import type { InboundMessage } from '../channels/types.js';
 import { LlmError, UsageLimitError } from '../errors.js';
-import { failureMessage } from './failures.js';
+import { failureMessage } from '../engine/failures.js';
 import { toolResult } from '../llm/call-ids.js';
 import type { ChatMessage } from '../llm/types.js';
-import { newApproval, type PendingApproval } from './approval-book.js';
-import type { ApprovalFlow, ApprovalResumption } from './approval-flow.js';
+import { newApproval, type PendingApproval } from '../engine/approval-book.js';
+import type { ApprovalFlow, ApprovalResumption } from '../engine/approval-flow.js';
 import { ChatDelegate, type ChatFailure, type TurnState } from './chat-delegate.js';
 import type { TurnPresenter } from './presenter.js';
-import type { OpenTurn, ThreadRecord } from './history.js';
-import { loopStoppedMessage, roundsExhaustedMessage } from './guards/notices.js';
-import { inboxId } from './inbox.js';
+import type { OpenTurn, ThreadRecord } from '../engine/history.js';
+import { loopStoppedMessage, roundsExhaustedMessage } from '../engine/guards/notices.js';
+import { inboxId } from '../engine/inbox.js';
 import { userMessagesFor } from './inbound-format.js';
-import { runAgenticLoop, type LoopContext, type LoopOutcome } from './loop.js';
-import type { AgentServices } from './services.js';
+import { runAgenticLoop, type LoopContext, type LoopOutcome } from '../engine/loop.js';
+import type { AgentServices } from '../engine/services.js';
 import { answerOptions, interruptedResults, openTurn, RESTART_NOTICE, SHUTDOWN_NOTICE } from './turn-restart.js';
 import { stillHeld, TurnStopped } from './turn-stopped.js';
 

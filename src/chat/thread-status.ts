@@ -2,10 +2,10 @@
  * What `/status` says about a thread: what it is doing, its model, its history
  * and usage, and the messages waiting.
  */
-import type { PendingApproval } from './approval-book.js';
-import { formatElapsed } from './elapsed.js';
+import type { PendingApproval } from '../engine/approval-book.js';
+import { formatElapsed } from '../engine/elapsed.js';
 import type { TurnActivity } from './presenter.js';
-import type { AgentServices } from './services.js';
+import type { AgentServices } from '../engine/services.js';
 import type { ThreadRunner } from './thread-runner.js';
 
 /** The status lines of a thread; `runner` and `pending` as this instance knows them. */

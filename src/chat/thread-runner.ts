@@ -9,19 +9,19 @@
  */
 import type { ChatInfo, InboundMessage, Sender } from '../channels/types.js';
 import { qualifiedUserId } from '../channels/types.js';
-import type { PendingApproval } from './approval-book.js';
-import type { ApprovalFlow, ApprovalResumption } from './approval-flow.js';
+import type { PendingApproval } from '../engine/approval-book.js';
+import type { ApprovalFlow, ApprovalResumption } from '../engine/approval-flow.js';
 import type { TurnState } from './chat-delegate.js';
-import type { TurnCause } from './events.js';
-import type { OpenTurn, QueuedMessage } from './history.js';
-import { fromQueued, inboxId, insertInOrder, keepInInbox } from './inbox.js';
+import type { TurnCause } from '../engine/events.js';
+import type { OpenTurn, QueuedMessage } from '../engine/history.js';
+import { fromQueued, inboxId, insertInOrder, keepInInbox } from '../engine/inbox.js';
 import { keepAsGroupContext, userMessagesFor } from './inbound-format.js';
 import { TurnPresenter } from './presenter.js';
-import type { FairSemaphore } from './semaphore.js';
+import type { FairSemaphore } from '../engine/semaphore.js';
 import { TurnStopped, type StopReason } from './turn-stopped.js';
 import { joinsRunningTurn, takeTurnBatch } from './turn-batch.js';
-import type { AgentServices } from './services.js';
-import type { TurnJournal } from './turn-journal.js';
+import type { AgentServices } from '../engine/services.js';
+import type { TurnJournal } from '../engine/turn-journal.js';
 import { TurnEngine } from './turn.js';
 
 /** Work queued for the thread. */
