@@ -4,7 +4,7 @@
  * message: the answer, a short honest note, or an approval prompt.
  */
 import type { InboundMessage } from '../channels/types.js';
-import { LlmError, UsageLimitError } from '../errors.js';
+import { UsageLimitError } from '../errors.js';
 import { failureMessage } from '../engine/failures.js';
 import { toolResult } from '../llm/call-ids.js';
 import type { ChatMessage } from '../llm/types.js';
