@@ -48,7 +48,7 @@ export async function runJobsBench(): Promise<Record<string, number | string>[]>
     const started = performance.now();
     const jobs = await Promise.all(
       Array.from({ length: JOBS }, (_, i) =>
-        app.runtime.jobs.create({
+        app.jobs.scheduler.create({
           title: `count ${i}`,
           goal: 'count to nine',
           owner: 'test:owner',

@@ -3,45 +3,40 @@
  * channels and the runtime from one validated configuration.
  */
 import { z } from 'zod';
+import { commandTable } from './chat/command-table.js';
+import { Runtime } from './chat/runtime.js';
+import type { Channel, ChannelDeps, CommandSpec } from './channels/types.js';
+import type { Config } from './config/schema.js';
+import { clusterDeployment } from './cluster/deployment.js';
+import { localDeployment } from './deployment/local.js';
+import type { Deployment } from './deployment/types.js';
 import { ApprovalBook } from './engine/approval-book.js';
-import { COMMANDS } from './chat/commands.js';
+import { bookingTtlMs } from './engine/budget.js';
 import { DeliveryLog } from './engine/deliveries.js';
 import { AgentEvents } from './engine/events.js';
+import type { Feature } from './engine/feature.js';
 import { ThreadHistory } from './engine/history.js';
 import { Outbox } from './engine/outbox.js';
-import { Runtime } from './chat/runtime.js';
-import { TurnJournal } from './engine/turn-journal.js';
 import type { AgentServices } from './engine/services.js';
+import { TurnJournal } from './engine/turn-journal.js';
 import { UsageLedger } from './engine/usage.js';
-import { bookingTtlMs, LocalCostBudget } from './engine/budget.js';
-import type { Channel, ChannelDeps } from './channels/types.js';
-import type { Config } from './config/schema.js';
-import { PINCER_VERSION } from './cli/version.js';
 import { startOpsServer, type OpsServer } from './http/server.js';
+import { JOBS_COMMAND } from './jobs/commands.js';
+import { jobsFeature, type JobsFeature } from './jobs/feature.js';
+import { JOB_QUEUE } from './jobs/engine.js';
 import { JobStore } from './jobs/job-store.js';
-import { mcpSecrets } from './mcp/secrets.js';
-import { McpServerSource } from './mcp/server-source.js';
-import { isRedisUrl } from './store/url.js';
-import { ClusterMembers } from './cluster/members.js';
-import { ClusterNode, instanceIdOf } from './cluster/node.js';
-import { RedisRateLimiter, RedisSharedBudget } from './cluster/rate-limits.js';
-import { RedisCostBudget } from './cluster/cost-budget.js';
-import { RedisElection } from './cluster/redis-election.js';
-import { RedisSenderRate } from './cluster/sender-rate.js';
-import { RedisSettingsVersion } from './cluster/settings-version.js';
-import { RedisThreadStorage } from './cluster/thread-storage.js';
-import { ClusterThreads } from './cluster/threads.js';
-import { KeyvThreadStorage } from './engine/thread-log.js';
-import { firingClaimsFor } from './routines/claims.js';
-import { RoutineStore } from './routines/routine.js';
-import { routineToolSource } from './routines/tools.js';
-import { jobToolSource } from './jobs/tools.js';
 import { ModelCatalog } from './llm/models.js';
 import { OpenAiProvider } from './llm/openai-provider.js';
 import type { LlmProvider } from './llm/types.js';
 import { silentLogger, type Logger } from './log.js';
+import { mcpFeature, MCP_COMMAND } from './mcp/feature.js';
+import { mcpSecrets } from './mcp/secrets.js';
+import { routinesFeature, type RoutinesFeature } from './routines/feature.js';
+import { ROUTINES_COMMAND } from './routines/commands.js';
+import { RoutineStore } from './routines/routine.js';
 import { createRedactor } from './safety/secrets.js';
 import { Store } from './store/store.js';
+import { isRedisUrl } from './store/url.js';
 import { createAuditLog } from './tools/audit.js';
 import { builtinToolSource } from './tools/builtin/index.js';
 import { createGrantRules } from './tools/grants.js';
@@ -51,6 +46,7 @@ import { createPolicyStore } from './tools/policy.js';
 import { createToolRegistry } from './tools/registry.js';
 import { StaticToolSource, type ToolSource } from './tools/source.js';
 import type { Tool } from './tools/types.js';
+import { PINCER_VERSION } from './version.js';
 
 /** Makes a channel once the shared pieces exist. */
 export interface ChannelFactory {
@@ -73,16 +69,28 @@ export interface AppOptions {
   store?: Store;
 }
 
+/** The services of a built application: the agent's, and the stores of its features. */
+export type AppServices = AgentServices & { jobs: JobStore; routines: RoutineStore };
+
 /** A built application. */
 export interface App {
   runtime: Runtime;
-  services: AgentServices;
+  services: AppServices;
+  /** How this instance is deployed (one process, or one of several on Redis). */
+  deployment: Deployment;
+  /** Background jobs: their store and scheduler. */
+  jobs: JobsFeature;
+  /** Routines: their store and scheduler. */
+  routines: RoutinesFeature;
   store: Store;
   /** Starts the channels and the event loop. */
   start(): Promise<void>;
   /** Graceful shutdown, then the store is closed. Calling it again waits for the first call. */
   stop(reason?: string): Promise<void>;
 }
+
+/** Every command a built application knows, the features' included (for the platforms' command menus). */
+export const COMMANDS: CommandSpec[] = commandTable([JOBS_COMMAND, ROUTINES_COMMAND, MCP_COMMAND]);
 
 /** The configured credentials, redacted wherever text leaves the process. */
 export function configuredSecrets(config: Config): string[] {
@@ -106,20 +114,23 @@ export async function createApp(options: AppOptions): Promise<App> {
   const store = options.store ?? (await Store.open({ url: config.storeUrl, dataDir: config.dataDir, log, connectTimeoutMs: config.storeConnectTimeoutMs }));
   const secrets = configuredSecrets(config);
   const redactor = createRedactor(secrets);
+  // Chosen once: one process on its store, or one of several instances sharing a Redis store.
+  const made: { services?: AgentServices } = {};
+  const built = (): AgentServices => {
+    if (!made.services) throw new Error('the application is not built yet');
+    return made.services;
+  };
+  const deployment = isRedisUrl(store.url) ? await clusterDeployment(config, store.url, store, log, () => built().outbox) : localDeployment(config, store, log, built);
 
   const registry = createToolRegistry({ log });
   registry.addSource(builtinToolSource(config, { store }));
   if (options.tools?.length) registry.addSource(new StaticToolSource('app', options.tools));
   for (const source of options.toolSources ?? []) registry.addSource(source);
-  // On a Redis store this instance is one of possibly several: threads are shared through leases.
-  const cluster = isRedisUrl(store.url) ? await joinCluster(config, store.url, log) : undefined;
-  // Each instance keeps policy and permissions in memory; on a shared store every read checks their version first.
-  const settingsVersion = cluster ? new RedisSettingsVersion(cluster.node, log) : undefined;
-  const permissions = createPermissionStore(store, registry, settingsVersion);
+  // Each instance keeps policy and permissions in memory; where they are shared, every read checks their version first.
+  const permissions = createPermissionStore(store, registry, deployment.settingsVersion);
   const audit = createAuditLog(store, { log });
-  const policy = createPolicyStore({ store, catalog: registry, audit, version: settingsVersion });
-  cluster?.node.onMessage((message) => {
-    if (message.type !== 'settings') return;
+  const policy = createPolicyStore({ store, catalog: registry, audit, version: deployment.settingsVersion });
+  deployment.signals.onSettingsChanged(() => {
     policy.invalidate();
     permissions.invalidate();
   });
@@ -134,19 +145,18 @@ export async function createApp(options: AppOptions): Promise<App> {
     audit,
     config: { toolConcurrency: config.agent.toolConcurrency, maxOutputChars: config.tools.maxOutputChars, maxToolCallsPerBatch: config.agent.maxToolCallsPerBatch },
     // Tools' rate limits hold for the bot as a whole, not per instance.
-    ...(cluster ? { rateLimiter: new RedisRateLimiter(cluster.node.redis) } : {}),
+    ...(deployment.toolRateLimiter ? { rateLimiter: deployment.toolRateLimiter } : {}),
   });
   const providerOptions = { logger: log, redact: (text: string) => redactor.redact(text) };
   const provider = options.provider ?? new OpenAiProvider(config.llm, providerOptions);
   const models = new ModelCatalog(config.llm, provider, providerOptions);
 
-  // Platform limits that count the bot as a whole (Telegram's messages a second), booked in Redis.
-  const sharedBudget = cluster ? new RedisSharedBudget(cluster.node.redis) : undefined;
-  const channelDeps = (name: string): ChannelDeps => {
+  const commands = COMMANDS;
+  const channelDeps = async (name: string): Promise<ChannelDeps> => {
     const state = store.namespace(`channel-state:${name}`, z.unknown());
     return {
       log: log.child({ channel: name }),
-      commands: COMMANDS,
+      commands,
       completions: (source) => (source === 'tool' ? registry.names() : source === 'model' ? models.list().map((choice) => choice.name) : []),
       state: {
         get: (key) => state.get(key),
@@ -154,21 +164,15 @@ export async function createApp(options: AppOptions): Promise<App> {
         update: (key, change) => state.update(key, change),
       },
       acknowledges: true,
-      ...(cluster ? { election: new RedisElection(cluster.node, log.child({ channel: name }), members.get(name)), sharedBudget } : {}),
+      ...(await deployment.channel(name)),
     };
   };
   const factories = options.channels ?? (await configuredChannels(config));
-  // The live instances of each channel, counted so that Discord's shards are shared out evenly among those that run it.
-  const members = new Map(cluster ? factories.map((factory) => [factory.name, new ClusterMembers(cluster.node, log, factory.name)]) : []);
-  await Promise.all([...members.values()].map((entry) => entry.join()));
-  const channels = await Promise.all(factories.map((factory) => factory.create(channelDeps(factory.name))));
+  const channels = await Promise.all(factories.map(async (factory) => factory.create(await channelDeps(factory.name))));
   const channelMap = new Map(channels.map((channel) => [channel.name, channel]));
   const events = new AgentEvents(log);
   const outbox = new Outbox(channelMap, (text) => redactor.redact(text), log, events, new DeliveryLog(store, log));
   const usage = new UsageLedger(store);
-  // The daily cost limit is booked where every instance sees it: in Redis when several may share the store.
-  const [limit, ttl] = [config.agent.dailyCostLimitUsd, bookingTtlMs(config.llm)];
-  const budget = cluster ? new RedisCostBudget(cluster.node.redis, usage, limit, ttl) : new LocalCostBudget(usage, limit, ttl);
   const services: AgentServices = {
     config,
     log,
@@ -178,54 +182,46 @@ export async function createApp(options: AppOptions): Promise<App> {
     registry,
     permissions,
     policy,
-    history: cluster ? new ThreadHistory(store, log, new RedisThreadStorage(cluster.node, cluster.threads, log, new KeyvThreadStorage(store, log))) : new ThreadHistory(store, log),
+    history: new ThreadHistory(store, log, deployment.threadStorage),
     approvals: new ApprovalBook(store),
     usage,
-    budget,
+    // The daily cost limit is booked where every instance sees it.
+    budget: deployment.costBudget(usage, config.agent.dailyCostLimitUsd, bookingTtlMs(config.llm)),
     outbox,
     journal: new TurnJournal(store, log),
     events,
-    jobs: new JobStore(store, log),
-    routines: new RoutineStore(store, log),
-    firingClaims: firingClaimsFor(config, store),
-    ...(cluster ? { cluster } : {}),
   };
-  const runtime = new Runtime(services, channels);
-  // The job tools reach the runtime's scheduler; they are offered from the start like every source.
-  registry.addSource(
-    jobToolSource({
-      config,
-      jobs: services.jobs,
-      history: services.history,
-      scheduler: () => runtime.jobs,
-      grants,
-    }),
-  );
-  for (const [name, server] of Object.entries(config.mcp.servers)) registry.addSource(new McpServerSource(name, server, log.child({ mcp: name }), PINCER_VERSION, { redactor, limits: config.mcp.limits }));
-  registry.addSource(routineToolSource({ config, routines: services.routines, history: services.history, grants, scheduler: () => runtime.routines }));
+  made.services = services;
+  const jobs = jobsFeature({ config, services, store: new JobStore(store, log), queue: deployment.workQueue(JOB_QUEUE, config.jobs.maxParallel), grants });
+  const routines = routinesFeature({ config, services, store: new RoutineStore(store, log), deployment, jobs, grants });
+  const features: Feature[] = [jobs, routines, mcpFeature(config, registry, log, PINCER_VERSION, redactor)];
+  // Every feature's tools are offered from the start, like every source.
+  for (const feature of features) for (const source of feature.tools ?? []) registry.addSource(source);
+  const runtime = new Runtime(services, channels, { deployment, features });
+  const appServices: AppServices = { ...services, jobs: jobs.store, routines: routines.store };
   let stopping: Promise<void> | undefined;
   let ops: OpsServer | undefined;
   const stop = async (reason: string) => {
     await runtime.shutdown(reason);
     await ops?.close();
     await registry.stop();
-    await services.usage.flush();
-    await services.history.flush();
-    await services.journal.durable();
-    // Threads held here go back at once: the other instances need not wait for the leases to lapse.
-    await cluster?.threads.close();
-    await Promise.all([...members.values()].map((entry) => entry.leave()));
-    cluster?.node.close();
+    await usage.flush();
+    await built().history.flush();
+    await built().journal.durable();
+    await deployment.close();
     await store.close();
   };
   return {
     runtime,
-    services,
+    services: appServices,
+    deployment,
+    jobs,
+    routines,
     store,
     async start() {
       await registry.start();
       // Up before the channels connect: /readyz says what is still missing.
-      if (config.http.port !== undefined) ops = await startOpsServer({ host: config.http.host, port: config.http.port, runtime, services, store, log });
+      if (config.http.port !== undefined) ops = await startOpsServer({ host: config.http.host, port: config.http.port, runtime, services: built(), jobs: jobs.store, deployment, store, log });
       await runtime.start();
     },
     stop(reason = 'stopped') {
@@ -233,12 +229,6 @@ export async function createApp(options: AppOptions): Promise<App> {
       return stopping;
     },
   };
-}
-
-/** Joins the instances on the Redis store at `url`. */
-async function joinCluster(config: Config, url: string, log: Logger): Promise<NonNullable<AgentServices['cluster']>> {
-  const node = await ClusterNode.connect(url, instanceIdOf(config.cluster.instanceId), config.cluster.leaseTtlMs, log);
-  return { node, threads: new ClusterThreads(node, log), senderRate: new RedisSenderRate(node.redis, config.agent.userMessagesPerMinute) };
 }
 
 /** Factories for every channel whose credentials are configured. Platform libraries load only when used. */

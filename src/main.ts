@@ -7,7 +7,7 @@
 import { Command, Option } from 'commander';
 import { loadDotEnv } from './cli/dotenv.js';
 import type { InitOptions } from './cli/init.js';
-import { PINCER_VERSION } from './cli/version.js';
+import { PINCER_VERSION } from './version.js';
 
 const dotEnv = loadDotEnv(process.cwd());
 if (dotEnv.error) process.stderr.write(`pincer: ${dotEnv.error}\n`);

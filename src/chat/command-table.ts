@@ -1,7 +1,8 @@
 /**
- * The table of every chat command (SPEC section 7 and the commands of jobs,
- * routines, models and MCP): help, parsing and every platform's registration
- * (Telegram's menu, Discord's slash commands, Slack's `/pincer`) come from it.
+ * The table of the chat commands (SPEC section 7), joined by the features'
+ * commands (jobs, routines, MCP): help, parsing and every platform's
+ * registration (Telegram's menu, Discord's slash commands, Slack's `/pincer`)
+ * come from it.
  */
 import { findCommand, type CommandArg } from '../channels/command-grammar.js';
 import type { CommandSpec, InboundCommand, InboundMessage } from '../channels/types.js';
@@ -11,14 +12,8 @@ const SCOPE_ARG: CommandArg = { name: 'scope', description: 'Where the policy ap
 /** A tool, suggested from the registry's names. */
 const TOOL_ARG: CommandArg = { name: 'tool', description: 'Tool name', kind: 'word', complete: 'tool', required: true };
 
-/** A background job's id. */
-const JOB_ARG: CommandArg = { name: 'id', description: 'Job id (from /jobs)', kind: 'word', required: true };
-
-/** A routine's id. */
-const ROUTINE_ARG: CommandArg = { name: 'id', description: 'Routine id (from /routines)', kind: 'word', required: true };
-
-/** Every command pincer knows: help, parsing and every platform's registration come from this table. */
-export const COMMANDS: CommandSpec[] = [
+/** The chat application's own commands (SPEC section 7); the features' join them in {@link commandTable}. */
+export const CHAT_COMMANDS: CommandSpec[] = [
   { name: 'stop', description: 'Stop the running turn', aliases: ['interrupt'] },
   { name: 'new', description: 'Start a fresh conversation in this chat', aliases: ['reset'] },
   { name: 'status', description: 'What the bot is doing here, and this thread\'s usage' },
@@ -63,46 +58,26 @@ export const COMMANDS: CommandSpec[] = [
       },
     ],
   },
-  {
-    name: 'jobs',
-    description: 'Your background jobs (admins: every job here)',
-    defaultSub: 'list',
-    subcommands: [
-      { name: 'list', description: 'List the jobs' },
-      { name: 'show', description: 'Show one job', args: [JOB_ARG] },
-      { name: 'cancel', description: 'Cancel a job that has not ended', args: [JOB_ARG] },
-      { name: 'retry', description: 'Run an ended job again', args: [JOB_ARG] },
-    ],
-  },
-  {
-    name: 'routines',
-    description: 'Your reminders and scheduled work (admins: every routine here)',
-    defaultSub: 'list',
-    subcommands: [
-      { name: 'list', description: 'List the routines with their next firing' },
-      { name: 'pause', description: 'Stop a routine from firing', args: [ROUTINE_ARG] },
-      { name: 'resume', description: 'Let a paused routine fire again', args: [ROUTINE_ARG] },
-      { name: 'delete', description: 'Delete a routine', args: [ROUTINE_ARG] },
-      { name: 'run', description: 'Run a routine now, once', args: [ROUTINE_ARG] },
-    ],
-  },
-  { name: 'mcp', description: 'The MCP tool servers: state, transport, tools, last error (admins)', who: 'admin' },
   { name: 'help', description: 'List the commands', aliases: ['start'] },
   { name: 'shutdown', description: 'Shut the bot down (owners)', who: 'owner' },
 ];
 
-/** The canonical name of a command, or undefined when unknown. */
-export function canonicalCommand(name: string): string | undefined {
-  return findCommand(COMMANDS, name)?.name;
+/**
+ * Every command pincer knows, the features' before help and shutdown: help,
+ * parsing and every platform's registration come from this table.
+ */
+export function commandTable(features: readonly CommandSpec[]): CommandSpec[] {
+  const at = CHAT_COMMANDS.findIndex((command) => command.name === 'help');
+  return [...CHAT_COMMANDS.slice(0, at), ...features, ...CHAT_COMMANDS.slice(at)];
 }
 
-/** A text message that is a command (`/stop`, `/policy list`), as a command event. */
-export function textCommand(event: InboundMessage): InboundCommand | undefined {
+/** A text message that is a command (`/stop`, `/policy list`) of `commands`, as a command event. */
+export function textCommand(event: InboundMessage, commands: readonly CommandSpec[]): InboundCommand | undefined {
   const match = /^\/([A-Za-z][\w-]{0,31})(?:@\S+)?(?:\s+([\s\S]*))?$/.exec(event.text.trim());
   if (!match) return undefined;
   const name = match[1]!.toLowerCase();
   const addressed = event.chat.kind === 'dm' || event.mentionsBot || event.replyToBot;
-  if (!canonicalCommand(name) && !addressed) return undefined;
+  if (!findCommand(commands, name) && !addressed) return undefined;
   return {
     type: 'command',
     chat: event.chat,

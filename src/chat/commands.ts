@@ -4,7 +4,6 @@
  * before it runs, from the table's `who`.
  */
 import { commandUsage, findCommand, parseCommand, type ParsedCommand, type ParseResult } from '../channels/command-grammar.js';
-import { COMMANDS } from './command-table.js';
 import type { Channel, CommandSpec, InboundCommand } from '../channels/types.js';
 import { qualifiedUserId, threadKeyOf } from '../channels/types.js';
 import { decideApproval } from '../tools/approval-rule.js';
@@ -13,16 +12,13 @@ import { GLOBAL_SCOPE } from '../tools/policy.js';
 import { staticRequirement } from '../tools/requirement.js';
 import type { Permission, PolicyMode } from '../tools/types.js';
 import { Authority } from './authority.js';
-import { jobStatusLine } from '../jobs/progress.js';
-import type { JobScheduler } from '../jobs/scheduler.js';
-import type { RoutineScheduler } from '../routines/scheduler.js';
 import { zeroUsage } from '../engine/history.js';
+import type { CommandCaller, CommandReply, FeatureCommand } from '../engine/feature.js';
 import type { AgentServices } from '../engine/services.js';
 import type { StopResult } from './thread-runner.js';
 import { withinRate, type SenderRate } from '../engine/inbound-limits.js';
 import { formatUsage } from '../engine/usage.js';
 
-export { canonicalCommand, COMMANDS } from './command-table.js';
 
 /** What commands need from the runtime besides the services. */
 export interface CommandHost {
@@ -40,10 +36,10 @@ export interface CommandHost {
   /** A human-readable state of the thread. */
   describeThread(key: string): Promise<string>;
   shutdown(reason: string): void;
-  /** The background jobs. */
-  jobs(): JobScheduler;
-  /** The routines. */
-  routines(): RoutineScheduler;
+  /** Every command, the features' included, in the order help lists them. */
+  commands: readonly CommandSpec[];
+  /** The features' commands' handlers, by command name. */
+  featureCommands: ReadonlyMap<string, FeatureCommand>;
 }
 
 /** What someone who may not touch the global tool policy is told. */
@@ -77,7 +73,7 @@ export class CommandHandler {
    * like any other); /stop always acts at once, whatever the rate.
    */
   async handle(event: InboundCommand): Promise<void> {
-    const spec = findCommand(COMMANDS, event.name);
+    const spec = findCommand(this.host.commands, event.name);
     const name = spec?.name;
     try {
       const run = async () => {
@@ -103,7 +99,9 @@ export class CommandHandler {
     return this.run(spec.name, event, parsed.value);
   }
 
-  private async run(name: string, event: InboundCommand, parsed: ParsedCommand): Promise<string | { text: string; private: boolean }> {
+  private async run(name: string, event: InboundCommand, parsed: ParsedCommand): Promise<CommandReply> {
+    const feature = this.host.featureCommands.get(name);
+    if (feature) return feature.run(event, parsed, this.callerOf(event));
     const key = threadKeyOf(event.chat);
     switch (name) {
       case 'stop': {
@@ -130,12 +128,6 @@ export class CommandHandler {
         return this.permissions(event, parsed);
       case 'model':
         return this.model(event, parsed, key);
-      case 'jobs':
-        return this.jobs(event, parsed);
-      case 'routines':
-        return this.routines(event, parsed);
-      case 'mcp':
-        return this.mcp();
       case 'shutdown':
         this.host.shutdown(`/shutdown by ${event.sender.name}`);
         return 'Shutting down.';
@@ -144,8 +136,17 @@ export class CommandHandler {
     }
   }
 
+  /** The sender as a feature's command sees them. */
+  private callerOf(event: InboundCommand): CommandCaller {
+    return {
+      userId: qualifiedUserId(event.chat.channel, event.sender.id),
+      owner: this.authority.isOwner(event.chat.channel, event.sender.id),
+      groupAdmin: () => this.authority.isChatAdmin(event.chat, event.sender.id),
+    };
+  }
+
   private help(): string {
-    const lines = COMMANDS.map((command) => `${commandUsage(command)}: ${command.description}`);
+    const lines = this.host.commands.map((command) => `${commandUsage(command)}: ${command.description}`);
     return `Commands:\n${lines.join('\n')}`;
   }
 
@@ -229,96 +230,6 @@ export class CommandHandler {
     return action === 'reset'
       ? `Policy for ${tool} reset ${where}; here it is now: ${how}.`
       : `Policy for ${tool} set to "${action}" ${where}; here it is now: ${how}.`;
-  }
-
-  /**
-   * Lists, shows, cancels or retries jobs. People see their own; admins of a
-   * group those created in its scope; DM jobs stay their owner's (and the bot
-   * owners'). Only the owner retries: a retry runs with the owner's grants.
-   */
-  private async jobs(event: InboundCommand, parsed: ParsedCommand): Promise<string | { text: string; private: boolean }> {
-    const userId = qualifiedUserId(event.chat.channel, event.sender.id);
-    const visible = await this.backgroundVisibility(event);
-    if ((parsed.sub ?? 'list') === 'list') {
-      const jobs = (await this.services.jobs.list(visible.wide ? { scope: event.chat.scope } : { owner: userId })).filter(visible.sees).slice(0, 20);
-      if (!jobs.length) return 'No jobs here. Ask me to do something in the background and I will start one.';
-      return `Jobs:\n${jobs.map((job) => `• ${jobStatusLine(job)}${job.owner === userId ? '' : ` (${job.ownerName})`}`).join('\n')}`;
-    }
-    const id = String(parsed.args.id).trim();
-    const job = await this.services.jobs.get(id);
-    if (!job || !visible.sees(job)) return { text: `There is no job ${id} of yours here. /jobs lists them.`, private: true };
-    switch (parsed.sub) {
-      case 'show':
-        return [jobStatusLine(job), `Goal: ${job.goal}`, `Tools without asking: ${job.tools.join(', ') || 'none'}`, ...(job.result ? [`Result: ${job.result}`] : [])].join('\n');
-      case 'cancel':
-        return (await this.host.jobs().cancel(id, event.sender.name)).message;
-      default:
-        if (job.owner !== userId) return { text: `Only ${job.ownerName} can retry job ${id}: a retry runs with the grants of the person whose job it is.`, private: true };
-        return (await this.host.jobs().retry(id)).message;
-    }
-  }
-
-  /**
-   * Which jobs and routines the sender may see and manage here: their own;
-   * as an admin of this group, those created in its scope; as a bot owner,
-   * every one. Those created in a DM are private to their owner otherwise.
-   */
-  private async backgroundVisibility(event: InboundCommand): Promise<{ wide: boolean; sees(entry: { owner: string; origin: { kind: 'dm' | 'group'; scope: string } }): boolean }> {
-    const userId = qualifiedUserId(event.chat.channel, event.sender.id);
-    const botOwner = this.authority.isOwner(event.chat.channel, event.sender.id);
-    const groupAdmin = event.chat.kind === 'group' && (await this.authority.isChatAdmin(event.chat, event.sender.id));
-    return {
-      wide: botOwner || groupAdmin,
-      sees: (entry) => entry.owner === userId || botOwner || (groupAdmin && entry.origin.kind === 'group' && entry.origin.scope === event.chat.scope),
-    };
-  }
-
-  /** Each MCP server's state, transport, tool count and last error. */
-  private mcp(): string {
-    const servers = this.services.registry.sourceStatuses().filter((source) => source.name.startsWith('mcp:'));
-    if (!servers.length) return 'No MCP servers are configured (mcp.servers in the config).';
-    const lines = servers.map(
-      (server) =>
-        `• ${server.name.slice(4)}: ${server.state}${server.transport ? ` (${server.transport})` : ''}, ${server.tools} tool${server.tools === 1 ? '' : 's'}${server.lastError ? `; last error: ${server.lastError}` : ''}`,
-    );
-    return `MCP servers:\n${lines.join('\n')}`;
-  }
-
-  /**
-   * Lists, pauses, resumes, deletes or runs routines, seen as jobs are (see
-   * {@link backgroundVisibility}). Only the owner resumes or runs one: its
-   * firings run with the owner's grants.
-   */
-  private async routines(event: InboundCommand, parsed: ParsedCommand): Promise<string | { text: string; private: boolean }> {
-    const userId = qualifiedUserId(event.chat.channel, event.sender.id);
-    const scheduler = this.host.routines();
-    const visible = await this.backgroundVisibility(event);
-    if ((parsed.sub ?? 'list') === 'list') {
-      const routines = (await this.services.routines.list(visible.wide ? { scope: event.chat.scope } : { owner: userId })).filter(visible.sees).slice(0, 30);
-      if (!routines.length) return 'No routines here. Ask me for a reminder or for something to do on a schedule.';
-      return `Routines:\n${routines.map((routine) => `• ${scheduler.describe(routine)}`).join('\n')}`;
-    }
-    const id = String(parsed.args.id).trim();
-    const routine = await this.services.routines.get(id);
-    if (!routine || !visible.sees(routine)) return { text: `There is no routine ${id} of yours here. /routines lists them.`, private: true };
-    if ((parsed.sub === 'resume' || parsed.sub === 'run') && routine.owner !== userId) {
-      return { text: `Only ${routine.ownerName} can ${parsed.sub} routine ${id}: its firings run with the grants of the person whose routine it is.`, private: true };
-    }
-    switch (parsed.sub) {
-      case 'pause':
-        await scheduler.pause(id);
-        return `Routine ${id} is paused.`;
-      case 'resume': {
-        const resumed = await scheduler.resume(id);
-        return resumed ? `Routine ${id} is on again: ${scheduler.describe(resumed)}.` : `There is no routine ${id}.`;
-      }
-      case 'delete':
-        await scheduler.delete(id);
-        return `Routine ${id} is deleted.`;
-      default:
-        await scheduler.runNow(id);
-        return `Routine ${id} ran now; its schedule is unchanged.`;
-    }
   }
 
   /** Lists the models, or switches this conversation's (persisted in its record; the next turn uses it). */

@@ -4,28 +4,27 @@
  * presses) or the command handler (control path, never behind a turn). It ends
  * on shutdown or when every channel stream has ended; nothing else ends it.
  */
-import type { Channel, ChatInfo, InboundEvent, InboundMessage } from '../channels/types.js';
+import type { Channel, ChatInfo, CommandSpec, InboundEvent, InboundMessage } from '../channels/types.js';
 import { acknowledge, qualifiedUserId, threadKeyOf } from '../channels/types.js';
-import { ChannelError } from '../errors.js';
-import { ApprovalFlow } from '../engine/approval-flow.js';
-import { CommandHandler } from './commands.js';
-import { textCommand } from './command-table.js';
-import { fromQueued, keepInInbox } from '../engine/inbox.js';
-import { keepAsGroupContext } from './inbound-format.js';
-import { InboundLimiter, queueFullText } from '../engine/inbound-limits.js';
-import { intakeShared } from './shared-intake.js';
+import type { Deployment, ThreadHost } from '../deployment/types.js';
+import { ApprovalFlow, type ResumeWork } from '../engine/approval-flow.js';
+import type { Feature, FeatureCommand } from '../engine/feature.js';
 import { FairSemaphore } from '../engine/semaphore.js';
 import type { AgentServices } from '../engine/services.js';
-import { jobEngineFor } from '../jobs/engine.js';
-import { RoutineScheduler } from '../routines/scheduler.js';
-import { timersFor } from '../store/timers.js';
-import type { ClusterThreads } from '../cluster/threads.js';
-import { jobIdOfThread } from '../jobs/job-runs.js';
-import { JobScheduler } from '../jobs/scheduler.js';
+import type { TurnJournal } from '../engine/turn-journal.js';
+import { ChannelError } from '../errors.js';
+import { CommandHandler } from './commands.js';
+import { commandTable, textCommand } from './command-table.js';
+import { keepAsGroupContext } from './inbound-format.js';
 import { ThreadRunner, type RunnerContext, type StopResult } from './thread-runner.js';
 import { describeThread } from './thread-status.js';
-import type { TurnJournal } from '../engine/turn-journal.js';
 import { TurnEngine } from './turn.js';
+
+/** What the runtime runs besides the channels: how it is deployed, and the features plugged into it. */
+export interface RuntimeParts {
+  deployment: Deployment;
+  features: readonly Feature[];
+}
 
 /** The running agent. */
 export class Runtime {
@@ -34,19 +33,18 @@ export class Runtime {
   private readonly slots: FairSemaphore;
   private readonly engine: TurnEngine;
   private readonly commands: CommandHandler;
-  private readonly limiter: InboundLimiter;
+  /** Every command, the features' included. */
+  readonly commandTable: CommandSpec[];
   private readonly journal: TurnJournal;
   private readonly runnerContext: RunnerContext;
   private readonly approvals: ApprovalFlow;
-  /** Background jobs. */
-  readonly jobs: JobScheduler;
+  private readonly deployment: Deployment;
+  private readonly features: readonly Feature[];
+  /** Who resumes the work waiting on an approval, by the approval's `work.kind` (none: a chat turn). */
+  private readonly resumers = new Map<string, ResumeWork>();
   /** Channels that started, by name (for readiness). */
   private readonly started = new Set<string>();
-  /** Routines: reminders and scheduled work. */
-  readonly routines: RoutineScheduler;
   private readonly inflight = new Set<Promise<unknown>>();
-  /** Threads shared with other instances on the Redis store, when there are any. */
-  private readonly cluster: ClusterThreads | undefined;
   private stopping: Promise<void> | undefined;
   private resolveDone!: (reason: string) => void;
   /** Resolves with the reason once the runtime has stopped. */
@@ -55,42 +53,28 @@ export class Runtime {
   constructor(
     private readonly services: AgentServices,
     channels: Channel[],
+    { deployment, features }: RuntimeParts,
   ) {
     for (const channel of channels) this.channels.set(channel.name, channel);
-    this.cluster = services.cluster?.threads;
+    this.deployment = deployment;
+    this.features = features;
     const { agent } = services.config;
     this.slots = new FairSemaphore(agent.maxConcurrentTurns);
-    // An ended question resumes the work that asked it: a job, or the turn in its thread's runner.
+    for (const feature of features) if (feature.resumes) this.resumers.set(feature.resumes.kind, feature.resumes.resume);
+    // An ended question resumes the work that asked it: a feature's (a job), or the turn in its thread's runner.
     this.approvals = new ApprovalFlow(
       services,
       (approval, how) => {
-        if (jobIdOfThread(approval.threadKey)) this.track(this.jobs.resume(approval, how));
+        const work = approval.work ? this.resumers.get(approval.work.kind) : undefined;
+        if (approval.work) work?.(approval, how);
         else this.runnerFor(approval.threadKey, approval.chat).resume(approval, how);
       },
       (work) => this.track(work),
-      timersFor(services.config.storeUrl, 'pincer-approval-expiry', services.log),
-    );
-    this.jobs = new JobScheduler(
-      services,
-      services.jobs,
-      {
-        ask: (approval) => this.approvals.ask(approval),
-        cancelQuestion: async (threadKey, by) => {
-          const ended = await this.approvals.cancel(threadKey, by);
-          if (ended) await this.approvals.showOutcome(ended);
-        },
-      },
-      jobEngineFor(services.config, services.log),
-    );
-    this.routines = new RoutineScheduler(
-      services,
-      services.routines,
-      services.firingClaims,
-      timersFor(services.config.storeUrl, 'pincer-routines', services.log),
-      () => this.jobs,
+      deployment.timers('pincer-approval-expiry'),
     );
     this.engine = new TurnEngine(services, this.approvals);
     this.journal = services.journal;
+    const intake = deployment.intake;
     this.runnerContext = {
       services,
       approvals: this.approvals,
@@ -102,33 +86,32 @@ export class Runtime {
         if (this.runners.get(runner.key) !== runner) return;
         this.runners.delete(runner.key);
         this.journal.clear(runner.key);
-        // Shared threads go back to the instances once their inbox is empty.
-        if (this.cluster) this.track(this.cluster.idle(runner.key));
+        // A shared thread goes back to the instances once its inbox is empty.
+        this.track(intake.idle(runner.key));
       },
     };
-    if (this.cluster) {
-      const cluster = this.cluster;
-      this.runnerContext.claim = (key) => cluster.claim(key);
-    }
-    this.limiter = new InboundLimiter(agent.userMessagesPerMinute, agent.maxInboundChars);
+    if (intake.claim) this.runnerContext.claim = intake.claim.bind(intake);
+    const featureCommands = new Map<string, FeatureCommand>(features.flatMap((feature) => (feature.commands ?? []).map((command) => [command.spec.name, command] as const)));
+    this.commandTable = commandTable([...featureCommands.values()].map((command) => command.spec));
     this.commands = new CommandHandler({
       services,
-      senderRate: services.cluster?.senderRate ?? this.limiter,
+      senderRate: deployment.senderRate,
       channel: (name) => this.channels.get(name),
       stopThread: (key, by) => this.stopThread(key, by),
       threadIdle: async (key) => this.runners.get(key)?.idle(),
       describeThread: async (key) => describeThread(this.services, key, this.runners.get(key), await this.approvals.pendingFor(key)),
       shutdown: (reason) => void this.shutdown(reason),
-      jobs: () => this.jobs,
-      routines: () => this.routines,
+      commands: this.commandTable,
+      featureCommands,
     });
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
 
   /**
    * Starts every channel (one failing to start is logged, not fatal, unless all
-   * fail), re-arms the expiry of approvals pending from before a restart, and
-   * begins consuming events.
+   * fail), re-arms the expiry of approvals pending from before a restart, picks
+   * up the threads with unfinished work, starts the features, and begins
+   * consuming events.
    */
   async start(): Promise<void> {
     const log = this.services.log;
@@ -148,44 +131,29 @@ export class Runtime {
     );
     if (!started.length) throw new ChannelError('pincer', 'no channel could be started');
     await this.approvals.restore();
-    if (this.services.cluster) this.joinCluster(this.services.cluster);
-    else await this.recover();
-    await this.jobs.start();
-    await this.routines.start();
+    this.deployment.signals.onStop((thread) => this.runners.get(thread)?.stop());
+    // Before any new event is read, so that each thread keeps its order.
+    await this.deployment.intake.start(this.threadHost());
+    const host = {
+      ask: (approval: Parameters<ApprovalFlow['ask']>[0]) => this.approvals.ask(approval),
+      // Ending the question shows its outcome on the prompt.
+      cancelQuestion: async (threadKey: string, by: string) => void (await this.approvals.cancel(threadKey, by)),
+    };
+    for (const feature of this.features) await feature.start(host);
     void Promise.all(started.map((channel) => this.consume(channel))).then(() => this.shutdown('every channel stream ended'));
   }
 
-  /**
-   * Picks up the work the previous process left unfinished: turns it died in
-   * (or a shutdown paused) and messages it had accepted but not answered.
-   * Before any new event is read, so each thread keeps its order.
-   */
-  private async recover(): Promise<void> {
-    for (const key of await this.journal.load()) {
-      try {
-        await this.recoverThread(key);
-      } catch (error) {
-        this.services.log.error({ err: error, thread: key }, 'could not resume the thread after the restart');
-      }
-    }
-  }
-
-  /**
-   * Shares threads with the other instances: a thread taken over is picked up
-   * as after a restart, new inbox entries go to its runner, and a /stop or a
-   * settings change made on another instance applies here.
-   */
-  private joinCluster({ node, threads }: NonNullable<AgentServices['cluster']>): void {
+  /** How the intake hands threads to this runtime. */
+  private threadHost(): ThreadHost {
     const { history } = this.services;
-    node.onMessage((message) => {
-      if (message.type === 'stop' && threads.holds(message.thread)) this.runners.get(message.thread)?.stop();
-    });
-    threads.start({
-      takeOver: (key) => this.recoverThread(key),
-      deliver: (key, entries) => {
-        const runner = this.runnerFor(key, entries[0]!.chat);
-        for (const entry of entries) runner.accept(fromQueued(entry.message, entry.chat));
+    return {
+      takeOver: (key, handover) => this.recoverThread(key, handover),
+      deliver: (key, messages, shared) => {
+        if (shared.length) this.track(history.adopt(key, messages[0]!.chat, shared));
+        const runner = this.runnerFor(key, messages[0]!.chat);
+        for (const message of messages) runner.accept(message);
       },
+      queued: (key) => this.runners.get(key)?.queuedMessages ?? 0,
       busy: (key) => this.runners.get(key)?.busy ?? false,
       spare: () => this.slots.running < this.services.config.agent.maxConcurrentTurns,
       forget: (key) => history.forget(key),
@@ -195,11 +163,12 @@ export class Runtime {
         this.runners.delete(key);
         history.forget(key);
       },
-    });
+      track: (work) => this.track(work),
+    };
   }
 
   /** Resumes a thread's unfinished work (an interrupted turn, waiting messages); the ids of the messages queued. */
-  private async recoverThread(key: string): Promise<string[]> {
+  private async recoverThread(key: string, handover: boolean): Promise<string[]> {
     const { history, log } = this.services;
     const record = await history.get(key);
     let open = record?.turn;
@@ -212,8 +181,8 @@ export class Runtime {
       this.journal.clear(key);
       return [];
     }
-    // Taking a shared thread with messages waiting is routine; a turn left open by a dead instance is not.
-    const routine = this.cluster !== undefined && !open;
+    // Taking over a shared thread with messages waiting is routine; a turn left open by a dead process is not.
+    const routine = handover && !open;
     log[routine ? 'debug' : 'info']({ thread: key, interruptedTurn: Boolean(open), waitingMessages: record.inbox.length }, 'resuming unfinished work');
     this.runnerFor(key, record.chat).recover(open, record.inbox);
     return record.inbox.map((queued) => queued.id);
@@ -271,8 +240,8 @@ export class Runtime {
     const approvalsClosed = this.approvals.close();
     for (const runner of this.runners.values()) runner.close();
     const deadline = new Promise((resolve) => setTimeout(resolve, config.agent.shutdownTimeoutMs).unref());
-    // Running jobs stop where they are and resume at the next start; routines' next firings wait.
-    await Promise.race([Promise.all([this.idle(), approvalsClosed, this.jobs.stop(), this.routines.stop()]), deadline]);
+    // Features stop where they are (running jobs resume at the next start; routines' next firings wait).
+    await Promise.race([Promise.all([this.idle(), approvalsClosed, ...this.features.map((feature) => feature.stop())]), deadline]);
     await Promise.race([Promise.allSettled([...this.channels.values()].map((channel) => channel.stop())), deadline]);
     // Messages that arrived while the channels were closing are kept for the next run.
     await Promise.race([Promise.allSettled([...this.inflight]), deadline]);
@@ -298,18 +267,12 @@ export class Runtime {
    * again; the prompt keeps its buttons).
    */
   private keepForRestart(event: InboundEvent): boolean {
-    if (event.type !== 'message' || textCommand(event) || !this.isAddressed(event)) {
+    if (event.type !== 'message' || textCommand(event, this.commandTable) || !this.isAddressed(event)) {
       this.services.log.debug({ channel: event.chat.channel, type: event.type }, 'event during shutdown not handled');
       return false;
     }
-    if (this.cluster) {
-      // Kept in the shared inbox: another instance (or this one after its restart) answers it.
-      this.track(this.cluster.intake(event).finally(() => acknowledge(event)));
-      return true;
-    }
-    const key = threadKeyOf(event.chat);
-    this.track(keepInInbox(this.services, key, event));
-    return false;
+    // This process after its restart (or another instance) answers it.
+    return this.deployment.intake.keep(event);
   }
 
   /** Routes one event. Synchronous up to the runner so per-thread order is kept. True: it acknowledges the event itself, once stored. */
@@ -328,7 +291,7 @@ export class Runtime {
   }
 
   private onMessage(event: InboundMessage): boolean {
-    const command = textCommand(event);
+    const command = textCommand(event, this.commandTable);
     if (command) {
       this.track(this.commands.handle(command));
       return false;
@@ -338,25 +301,8 @@ export class Runtime {
       this.track(this.keepAsContext(key, event));
       return false;
     }
-    const userId = qualifiedUserId(event.chat.channel, event.sender.id);
-    const shared = this.services.cluster;
-    if (shared) {
-      // Durable first, the sender's rate counted in Redis for all instances; the thread's holder (or the first free one) reads it.
-      this.track(intakeShared(this.services, shared, event, userId, this.limiter.checkSize(event.text)?.refusal));
-      return true;
-    }
-    const limited = this.limiter.check(userId, event.text);
-    if (limited) {
-      if (limited.notify) this.track(this.services.outbox.send(event.chat, limited.refusal.text));
-      return false;
-    }
-    const runner = this.runnerFor(key, event.chat);
-    if (runner.queuedMessages >= this.services.config.agent.maxQueuedPerThread) {
-      this.track(this.services.outbox.send(event.chat, queueFullText(runner.queuedMessages)));
-      return false;
-    }
-    runner.accept(event);
-    return false;
+    // Kept durably first, counted against its sender's rate and its thread's queue; the thread's holder reads it.
+    return this.deployment.intake.accept(event, qualifiedUserId(event.chat.channel, event.sender.id));
   }
 
   private isAddressed(event: InboundMessage): boolean {
@@ -379,10 +325,8 @@ export class Runtime {
   }
 
   private async stopThread(key: string, byName: string): Promise<StopResult> {
-    if (this.services.cluster && !this.services.cluster.threads.holds(key)) {
-      // The thread may be working on another instance: its holder stops it.
-      await this.services.cluster.node.publish({ type: 'stop', thread: key, by: byName });
-    }
+    // The thread may be working on another instance: its holder stops it.
+    if (!this.deployment.intake.holds(key)) await this.deployment.signals.stop(key, byName);
     const result = this.runners.get(key)?.stop() ?? { hadWork: false, kept: 0 };
     const ended = await this.approvals.cancel(key, byName);
     if (!ended) return result;

@@ -14,7 +14,7 @@ import type { ApprovalFlow, ApprovalResumption } from '../engine/approval-flow.j
 import type { TurnState } from './chat-delegate.js';
 import type { TurnCause } from '../engine/events.js';
 import type { OpenTurn, QueuedMessage } from '../engine/history.js';
-import { fromQueued, inboxId, insertInOrder, keepInInbox } from '../engine/inbox.js';
+import { fromQueued, inboxId, insertInOrder } from '../engine/inbox.js';
 import { keepAsGroupContext, userMessagesFor } from './inbound-format.js';
 import { TurnPresenter } from './presenter.js';
 import type { FairSemaphore } from '../engine/semaphore.js';
@@ -93,11 +93,10 @@ export class ThreadRunner {
     return this.queue.length + (this.current?.inject.length ?? 0);
   }
 
-  /** Takes a person's message: kept in the inbox, then injected into the running turn when it is the turn's to read, or queued. */
+  /** Takes a person's message, already kept in the thread's inbox by the intake: injected into the running turn when it is the turn's to read, or queued. */
   accept(message: InboundMessage): void {
     if (this.closed) return;
     this.chat = message.chat;
-    void keepInInbox(this.services, this.key, message);
     const current = this.current;
     if (current && !current.abort.signal.aborted && joinsRunningTurn(this.chat.kind, current.speaker, message, this.queue)) {
       insertInOrder(current.inject, message);

@@ -26,6 +26,8 @@ export const PendingApprovalSchema = z.object({
   id: z.string(),
   kind: z.enum(['tool', 'loop']).default('tool'),
   threadKey: z.string(),
+  /** The work that waits on the answer when it is not the chat turn of `threadKey`: a background job. */
+  work: z.object({ kind: z.string(), id: z.string() }).optional(),
   chat: ChatRecordSchema,
   requester: z.object({ id: z.string(), name: z.string() }),
   /** Qualified user id (`telegram:42`). */
@@ -269,6 +271,8 @@ export class ApprovalBook {
 /** What a new approval is made of; its id, times and status are filled in. */
 export interface ApprovalRequest {
   threadKey: string;
+  /** The work that waits on the answer, when it is not the chat turn of `threadKey`. */
+  work?: { kind: string; id: string };
   chat: ChatInfo;
   requester: { id: string; name: string };
   /** Qualified user id (`telegram:42`). */
@@ -302,6 +306,7 @@ export function newApproval(request: ApprovalRequest, timeoutMs: number, now = D
     expiresAt: now + timeoutMs,
     status: 'pending',
   };
+  if (request.work) approval.work = { ...request.work };
   const reason = request.reason?.trim();
   if (reason) approval.reason = reason.slice(0, 300);
   if (view?.grant) approval.grant = { unattended: [...view.grant.unattended], asking: [...view.grant.asking] };

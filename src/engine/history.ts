@@ -215,6 +215,24 @@ export class ThreadHistory {
     });
   }
 
+  /**
+   * Learns of messages another part of the deployment already keeps in the
+   * thread's inbox (a shared inbox on Redis): they join the record here as
+   * stored, without a write, so that the turn that reads them takes them out
+   * of that inbox in its own write.
+   */
+  adopt(key: string, chat: ChatInfo, stored: readonly QueuedMessage[]): Promise<void> {
+    return this.mutex.run(key, async () => {
+      const record = await this.read(key, chat);
+      const known = new Set(record.inbox.map((queued) => queued.id));
+      const added = stored.filter((queued) => !known.has(queued.id));
+      if (!added.length) return;
+      record.inbox.push(...added);
+      const written = this.written.get(key);
+      if (written) this.written.set(key, { messages: written.messages, inbox: new Set([...written.inbox, ...added.map((queued) => queued.id)]) });
+    });
+  }
+
   /** Whether this process may still act for the thread: its next tool batch or message (see ThreadStorage). */
   holdsLease(key: string): Promise<boolean> {
     return this.storage.holdsLease?.(key) ?? Promise.resolve(true);

@@ -1,6 +1,6 @@
 /**
  * The services a running agent is made of, assembled once by the composition
- * root and handed to the runtime, turns and commands.
+ * root and handed to the runtime, its turns and commands, and the features.
  */
 import type { Config } from '../config/schema.js';
 import type { LlmProvider } from '../llm/types.js';
@@ -11,13 +11,7 @@ import type { ToolRegistry } from '../tools/registry.js';
 import type { ToolPipeline } from '../tools/types.js';
 import type { ApprovalBook } from './approval-book.js';
 import type { AgentEvents } from './events.js';
-import type { ClusterNode } from '../cluster/node.js';
-import type { ClusterThreads } from '../cluster/threads.js';
-import type { SenderRate } from './inbound-limits.js';
 import type { ThreadHistory } from './history.js';
-import type { JobStore } from '../jobs/job-store.js';
-import type { FiringClaims } from '../routines/claims.js';
-import type { RoutineStore } from '../routines/routine.js';
 import type { ModelCatalog } from '../llm/models.js';
 import type { Outbox } from './outbox.js';
 import type { TurnJournal } from './turn-journal.js';
@@ -46,14 +40,4 @@ export interface AgentServices {
   journal: TurnJournal;
   /** What happens, for metrics and progress displays to follow. */
   events: AgentEvents;
-  /** Background jobs' records. */
-  jobs: JobStore;
-  /** Routines' records, and the claims that make each firing run once. */
-  routines: RoutineStore;
-  firingClaims: FiringClaims;
-  /**
-   * Present when several instances may share the store (a Redis store): shared
-   * threads, messages between instances, and each sender's rate counted for all.
-   */
-  cluster?: { node: ClusterNode; threads: ClusterThreads; senderRate: SenderRate };
 }

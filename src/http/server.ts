@@ -20,7 +20,9 @@ import { z } from 'zod';
 import type { Runtime } from '../chat/runtime.js';
 import type { AgentServices } from '../engine/services.js';
 import type { Channel } from '../channels/types.js';
+import type { Deployment } from '../deployment/types.js';
 import { JOB_STATES } from '../jobs/job.js';
+import type { JobStore } from '../jobs/job-store.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/store.js';
 
@@ -34,8 +36,14 @@ const STORE_PROBE_MS = 2_000;
  */
 export const UNKNOWN_TOOL_LABEL = 'unknown';
 
+/** What the metrics read besides the agent's events: the jobs' states, and the backlog shared by the instances (when they share one). */
+export interface MetricSources {
+  jobs: Pick<JobStore, 'list'>;
+  backlog?: () => Promise<{ messages: number; threads: number }>;
+}
+
 /** The metrics of a running bot, fed by its events. */
-export function createMetrics(services: AgentServices, runtime: Runtime): Registry {
+export function createMetrics(services: AgentServices, runtime: Runtime, sources: MetricSources): Registry {
   const registry = new Registry();
   const { events } = services;
   const turns = new Counter({ name: 'pincer_turns_total', help: 'Turns that ended, by outcome', labelNames: ['outcome'], registers: [registry] });
@@ -65,12 +73,12 @@ export function createMetrics(services: AgentServices, runtime: Runtime): Regist
       this.set(runtime.health().queuedMessages);
     },
   });
-  const shared = services.cluster?.threads;
+  const shared = sources.backlog;
   if (shared) {
     // Both gauges come from one read of Redis per scrape.
     let read: { at: number; backlog: Promise<{ messages: number; threads: number }> } | undefined;
     const backlog = () => {
-      if (!read || Date.now() - read.at > 1_000) read = { at: Date.now(), backlog: shared.backlog() };
+      if (!read || Date.now() - read.at > 1_000) read = { at: Date.now(), backlog: shared() };
       return read.backlog;
     };
     // The bot's whole backlog on Redis, the same on every instance (pincer_queued_messages is this instance's share).
@@ -97,7 +105,7 @@ export function createMetrics(services: AgentServices, runtime: Runtime): Regist
     labelNames: ['state'],
     registers: [registry],
     async collect() {
-      const jobs = await services.jobs.list();
+      const jobs = await sources.jobs.list();
       for (const state of JOB_STATES) this.set({ state }, jobs.filter((job) => job.state === state).length);
     },
   });
@@ -159,8 +167,18 @@ export interface OpsServer {
 }
 
 /** Starts the endpoint on `host:port` (port 0: any free port). */
-export async function startOpsServer(options: { host: string; port: number; runtime: Runtime; services: AgentServices; store: Store; log: Logger }): Promise<OpsServer> {
-  const metrics = createMetrics(options.services, options.runtime);
+export async function startOpsServer(options: {
+  host: string;
+  port: number;
+  runtime: Runtime;
+  services: AgentServices;
+  jobs: Pick<JobStore, 'list'>;
+  deployment: Pick<Deployment, 'backlog'>;
+  store: Store;
+  log: Logger;
+}): Promise<OpsServer> {
+  const backlog = options.deployment.backlog?.bind(options.deployment);
+  const metrics = createMetrics(options.services, options.runtime, { jobs: options.jobs, ...(backlog ? { backlog } : {}) });
   const channelOf = (name: string) => options.services.outbox.channelOf({ channel: name, chatId: '' });
   const server: Server = createServer((request, response) => {
     const path = (request.url ?? '/').split('?')[0];

@@ -28,7 +28,8 @@ import { FINAL_STATES, finishStep, type JobRecord, type JobRequest } from './job
 import { approvedCallInterrupted, jobFailure, jobIdOfThread, journalApprovedCall, jobThreadKey, NOT_APPROVED, ownerDm, REPAIR_NOTE, reportInterrupted, stopText, type JobHost } from './job-runs.js';
 import { toolResult } from '../llm/call-ids.js';
 import type { JobStore } from './job-store.js';
-import { InProcessEngine, type JobEngine } from './engine.js';
+import { InProcessEngine } from '../deployment/work-queue.js';
+import type { JobEngine } from './engine.js';
 import { activeJobsCheck, refusalOnly, withinBounds } from './limits.js';
 import { ToolError } from '../errors.js';
 import { JobProgress } from './progress.js';
@@ -322,6 +323,7 @@ export class JobScheduler {
     const approval = newApproval(
       {
         threadKey: jobThreadKey(job.id),
+        work: { kind: 'job', id: job.id },
         chat,
         requester: { id: job.owner.slice(job.owner.indexOf(':') + 1), name: job.ownerName },
         userId: job.owner,

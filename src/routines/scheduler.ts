@@ -19,6 +19,7 @@ import { ToolError } from '../errors.js';
 import { FINAL_STATES } from '../jobs/job.js';
 import { refusalOnly } from '../jobs/limits.js';
 import type { JobScheduler } from '../jobs/scheduler.js';
+import type { JobStore } from '../jobs/job-store.js';
 import { accessLost, ownerAdmitted } from '../jobs/owner-access.js';
 import type { Timers } from '../store/timers.js';
 import { threadKeyOf } from '../channels/types.js';
@@ -50,7 +51,7 @@ export class RoutineScheduler {
     private readonly routines: RoutineStore,
     private readonly claims: FiringClaims,
     private readonly timers: Timers,
-    private readonly jobs: () => JobScheduler,
+    private readonly jobs: { scheduler(): JobScheduler; store: JobStore },
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -209,7 +210,7 @@ export class RoutineScheduler {
     const { jobs } = this.services.config;
     // The model its conversation uses at this firing (`/model use` there applies to the routine's work too).
     const model = (await this.services.history.get(threadKeyOf(address)))?.model;
-    const job = await this.jobs()
+    const job = await this.jobs.scheduler()
       .create({
         title: routine.name,
         goal: routine.action.prompt,
@@ -234,7 +235,7 @@ export class RoutineScheduler {
   /** Why a prompt routine's firing may not start a job: the job of its previous firing has not ended. */
   private async previousStillRuns(routine: Routine): Promise<string | undefined> {
     if (!routine.lastJobId) return undefined;
-    const job = await this.services.jobs.get(routine.lastJobId);
+    const job = await this.jobs.store.get(routine.lastJobId);
     if (!job || FINAL_STATES.has(job.state)) return undefined;
     return `the job of its previous firing (${job.id}) has not ended (${job.state.replace('_', ' ')})`;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COMMANDS } from '../../src/chat/commands.js';
+import { COMMANDS } from '../../src/app.js';
 import { argumentUsage, commandUsage, findArg, findCommand, parseCommand, type CommandSpec } from '../../src/channels/command-grammar.js';
 import { buildSlashCommands } from '../../src/channels/discord/commands.js';
 import { toBotCommands } from '../../src/channels/telegram/commands.js';

@@ -14,6 +14,7 @@ import { startFakeLlm, textReply, toolCallReply, type FakeLlmEntry, type FakeLlm
 import { HeldModel } from '../support/app-rig.js';
 import { TestPlatform, testDm } from '../support/test-channel.js';
 import { startInstance } from './instances.js';
+import { clusterOf } from '../../src/cluster/deployment.js';
 
 /** Database 7 of the test Redis: this suite's own, emptied before each test. */
 const { available, skip, url } = testRedisDb(7);
@@ -61,7 +62,7 @@ async function turnAfterLapse(first: FakeLlmEntry): Promise<{ messages: string[]
   const thread = threadKeyOf(chat);
   instance.channel.userMessage({ chat, sender: { id: 'ada', name: 'Ada' }, text: 'look it up' });
   await platform.waitFor(() => held.waiting === 1, 10_000, 'the model request');
-  const cluster = instance.app.services.cluster!;
+  const cluster = clusterOf(instance.app.deployment)!;
   expect(cluster.threads.holds(thread)).toBe(true);
   await cluster.node.redis.set(threadKeys(thread).lease, 'elsewhere#999', 'PX', 60_000);
   await platform.waitFor(() => {
@@ -102,7 +103,7 @@ describe.skipIf(!available)(`a thread write of an instance whose lease was taken
     const keys = threadKeys(thread);
     a.channel.userMessage({ chat, sender: { id: 'ada', name: 'Ada' }, text: 'are you there?' });
     await platform.waitFor(() => held.waiting === 1, 10_000, 'the model request of instance a');
-    const redis = a.app.services.cluster!.node.redis;
+    const redis = clusterOf(a.app.deployment)!.node.redis;
     const stale = await redis.get(keys.lease);
     expect(stale).toMatch(/^a#\d+$/);
 
@@ -114,9 +115,9 @@ describe.skipIf(!available)(`a thread write of an instance whose lease was taken
     const holder = await redis.get(keys.lease);
     expect(holder).toMatch(/^b#\d+$/);
     expect(Number(holder!.split('#')[1])).toBeGreaterThan(Number(stale!.split('#')[1]));
-    expect(b.app.services.cluster!.threads.holds(thread)).toBe(true);
-    expect(a.app.services.cluster!.threads.holds(thread)).toBe(true);
-    expect(a.app.services.cluster!.threads.holderOf(thread)).toBe(stale);
+    expect(clusterOf(b.app.deployment)!.threads.holds(thread)).toBe(true);
+    expect(clusterOf(a.app.deployment)!.threads.holds(thread)).toBe(true);
+    expect(clusterOf(a.app.deployment)!.threads.holderOf(thread)).toBe(stale);
 
     const before = { head: await redis.get(keys.head), log: await redis.lrange(keys.log, 0, -1) };
     const write = a.app.services.history.update(thread, chat, (record) => {

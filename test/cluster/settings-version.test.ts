@@ -13,6 +13,7 @@ import { startFakeLlm } from '../fakes/llm/server.js';
 import { echoAll } from '../support/app-rig.js';
 import { TestPlatform, testDm } from '../support/test-channel.js';
 import { startInstance, type Instance } from './instances.js';
+import { clusterOf } from '../../src/cluster/deployment.js';
 
 /** Database 13 of the test Redis: this suite's own, emptied before each test. */
 const { available, skip, url } = testRedisDb(13);
@@ -47,7 +48,7 @@ function dmContext(userId: string): ToolContext {
 
 /** Instance `b` stops hearing the other instances (its pub/sub connection leaves the channel). */
 async function cutPubSub(instance: Instance): Promise<void> {
-  await instance.app.services.cluster!.node['subscriber'].unsubscribe();
+  await clusterOf(instance.app.deployment)!.node['subscriber'].unsubscribe();
 }
 
 async function startPair(): Promise<{ platform: TestPlatform; a: Instance; b: Instance }> {
@@ -95,7 +96,7 @@ describe.skipIf(!available)(`policy and permissions on a shared Redis store${ski
 
   it('one batch of calls costs one read of the version on Redis', async () => {
     const { b } = await startPair();
-    const redis = b.app.services.cluster!.node.redis;
+    const redis = clusterOf(b.app.deployment)!.node.redis;
     const sent: string[] = [];
     const sendCommand = redis.sendCommand.bind(redis);
     redis.sendCommand = (command) => {

@@ -21,6 +21,7 @@ import { threadKeyOf } from '../../src/channels/types.js';
 import { threadKeys } from '../../src/cluster/thread-storage.js';
 import { SHUTDOWN_NOTICE } from '../../src/chat/turn-restart.js';
 import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
+import { clusterOf } from '../../src/cluster/deployment.js';
 
 
 /** Database 9 of the test Redis: this suite's own, emptied before each test. */
@@ -209,10 +210,10 @@ describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, (
     a.channel.userMessage({ chat, sender: { id: 'user-7', name: 'Seven' }, text: 'slow one' });
     await waitFor(() => held.waiting === 1, () => 'the turn');
     const thread = threadKeyOf(chat);
-    const holder = a.app.services.cluster!.threads.holds(thread) ? a : b;
+    const holder = clusterOf(a.app.deployment)!.threads.holds(thread) ? a : b;
     // The lease vanishes as if it had lapsed while its holder stalled.
-    await holder.app.services.cluster!.node.redis.del(threadKeys(thread).lease);
-    await waitFor(() => !holder.app.services.cluster!.threads.holds(thread), () => 'the holder to find its lease lost', 10_000);
+    await clusterOf(holder.app.deployment)!.node.redis.del(threadKeys(thread).lease);
+    await waitFor(() => !clusterOf(holder.app.deployment)!.threads.holds(thread), () => 'the holder to find its lease lost', 10_000);
     await waitFor(() => {
       held.releaseAll();
       return platform.messagesIn(chat).some((sent) => sent.text.startsWith('echo:'));
@@ -229,7 +230,7 @@ describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, (
     const chat = testDm('user-5');
     const say = (via: Instance, text: string) => via.channel.userMessage({ chat, sender: { id: 'user-5', name: 'Five' }, text });
     const gauge = async (instance: Instance, name: string) => {
-      const text = await createMetrics(instance.app.services, instance.app.runtime).metrics();
+      const text = await createMetrics(instance.app.services, instance.app.runtime, { jobs: instance.app.jobs.store, backlog: () => clusterOf(instance.app.deployment)!.threads.backlog() }).metrics();
       return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
     };
     say(a, 'first');
@@ -264,7 +265,7 @@ describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, (
     a.channel.userMessage({ chat, sender: { id: 'user-3', name: 'Three' }, text: 'fetch it' });
     await waitFor(() => platform.approvals.length > 0, () => `the approval prompt; got ${JSON.stringify(platform.messagesIn(chat).map((sent) => sent.text))}`);
     const thread = threadKeyOf(chat);
-    const [asker, other] = a.app.services.cluster!.threads.holds(thread) ? [a, b] : [b, a];
+    const [asker, other] = clusterOf(a.app.deployment)!.threads.holds(thread) ? [a, b] : [b, a];
     // The asker goes away while its question waits; the other instance was running all along.
     await asker.app.stop('test: the asker leaves');
     await waitFor(() => platform.approvals[0]!.state === 'resolved', () => `the expiry; prompt ${JSON.stringify(platform.approvals[0])}`, 15_000);

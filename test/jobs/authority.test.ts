@@ -294,8 +294,8 @@ describe('revoked access', () => {
     expect(stopped.result).toBe('Ada no longer has access to the conversation it was created in');
     expect(log.notes).toEqual([]);
 
-    await rig!.app.runtime.routines.runNow(routine!.id);
-    await rig!.app.runtime.routines.runNow(routine!.id);
+    await rig!.app.routines.scheduler.runNow(routine!.id);
+    await rig!.app.routines.scheduler.runNow(routine!.id);
     const paused = await rig!.app.services.routines.get(routine!.id);
     expect(paused?.enabled).toBe(false);
     expect(paused?.pausedReason).toBe('Ada no longer has access to the conversation it was created in');

@@ -196,7 +196,7 @@ for (const engine of ENGINES) {
         rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job count tools calculator' });
         await approveNext(0);
         const done = await jobOf('completed');
-        expect(rig.app.runtime.jobs.engineName).toBe(engine.storeUrl ? 'bullmq' : 'in-process');
+        expect(rig.app.jobs.scheduler.engineName).toBe(engine.storeUrl ? 'bullmq' : 'in-process');
         expect(done.result).toBe('counted, it is 2');
         expect(done.owner).toBe('test:owner');
         await rig.platform.waitFor(() => texts().some((t) => /Job \S+ "Job count" is done\.\n\ncounted, it is 2/.test(t)), 5_000, 'the result message');

@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parseConfig } from '../../src/config/load.js';
 import { silentLogger } from '../../src/log.js';
-import { claimTtlMs, StoreClaims } from '../../src/routines/claims.js';
+import { StoreClaims } from '../../src/deployment/claims.js';
+import { claimTtlMs, FIRING_CLAIMS } from '../../src/routines/claims.js';
 import { Store } from '../../src/store/store.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -38,7 +39,7 @@ describe('firing claims in the store', () => {
   it('claim a firing once, until its claim expires; expired claims leave the record at the next claim', async () => {
     const store = await openStore();
     let now = 1_000_000;
-    const claims = new StoreClaims(store, 10_000, () => now);
+    const claims = new StoreClaims(store, FIRING_CLAIMS, 10_000, () => now);
     expect(await claims.claim('r1', 'r1_1')).toBe(true);
     expect(await claims.claim('r1', 'r1_1')).toBe(false);
     expect(await claims.expiresAt('r1', 'r1_1')).toBe(1_010_000);

@@ -11,7 +11,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { App } from '../../src/app.js';
 import { silentLogger } from '../../src/log.js';
-import { claimTtlMs, firingId, StoreClaims } from '../../src/routines/claims.js';
+import { StoreClaims } from '../../src/deployment/claims.js';
+import { claimTtlMs, FIRING_CLAIMS, firingId } from '../../src/routines/claims.js';
 import { RoutineStore, type Routine } from '../../src/routines/routine.js';
 import { RoutineScheduler } from '../../src/routines/scheduler.js';
 import { Store } from '../../src/store/store.js';
@@ -65,7 +66,7 @@ class HandTimers implements Timers {
 async function handFired(app: App): Promise<HandTimers> {
   const timers = new HandTimers();
   const { services } = app;
-  await new RoutineScheduler(services, services.routines, services.firingClaims, timers, () => app.runtime.jobs).start();
+  await new RoutineScheduler(services, services.routines, app.routines.claims, timers, { scheduler: () => app.jobs.scheduler, store: app.jobs.store }).start();
   return timers;
 }
 
@@ -164,7 +165,7 @@ describe('a process that died between claiming a firing and recording it', () =>
     // Caught up after the claimed one (routines are caught up oldest first): once it is posted, the claimed one has had its turn.
     await routines.create(reminder('rmarker01', 'marker', missed));
     const ttl = claimTtlMs(rig.app.services.config.routines);
-    expect(await new StoreClaims(store, ttl).claim('rclaimed1', firingId('rclaimed1', missed))).toBe(true);
+    expect(await new StoreClaims(store, FIRING_CLAIMS, ttl).claim('rclaimed1', firingId('rclaimed1', missed))).toBe(true);
     await store.close();
     await rig.startApp();
     await rig.platform.waitFor(() => reminders(rig.platform, 'marker').length === 1, 10_000, 'the caught-up marker');

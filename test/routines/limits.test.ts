@@ -84,7 +84,7 @@ describe('routine limits', () => {
   it('a prompt routine whose last job still runs starts no other: the firing is recorded as skipped, nobody is told', async () => {
     rig = await startAppRig({ responder: model });
     const first = Date.now() + 300;
-    await rig.app.runtime.routines.add({ ...reminder('rslow0001', 'slow', first), schedule: { kind: 'every', everyMs: 700, from: first }, action: { kind: 'prompt', prompt: 'take your time' } });
+    await rig.app.routines.scheduler.add({ ...reminder('rslow0001', 'slow', first), schedule: { kind: 'every', everyMs: 700, from: first }, action: { kind: 'prompt', prompt: 'take your time' } });
     const routine = await until(async () => {
       const stored = await rig!.app.services.routines.get('rslow0001');
       return stored && stored.skipped.length > 0 && stored;
@@ -100,9 +100,9 @@ describe('routine limits', () => {
   it('a firing\'s claim expires after the catch-up window and a margin', async () => {
     rig = await startAppRig({ responder: model });
     const at = Date.now() + 200;
-    await rig.app.runtime.routines.add({ ...reminder('rclaim001', 'claimed', at), schedule: { kind: 'at', at } });
+    await rig.app.routines.scheduler.add({ ...reminder('rclaim001', 'claimed', at), schedule: { kind: 'at', at } });
     await rig.platform.waitFor(() => texts().includes('⏰ claimed'), 5_000, 'the reminder');
-    const expires = await rig.app.services.firingClaims.expiresAt('rclaim001', `rclaim001_${at}`);
+    const expires = await rig.app.routines.claims.expiresAt('rclaim001', `rclaim001_${at}`);
     expect(expires).toBeGreaterThan(at + CLAIM_TTL_MS - 60_000);
     expect(expires).toBeLessThanOrEqual(Date.now() + CLAIM_TTL_MS);
   });
@@ -117,7 +117,7 @@ describe('routine limits', () => {
       await redis.flushdb();
       rig = await startAppRig({ responder: model, config: { storeUrl: url.toString() } });
       const at = Date.now() + 300;
-      await rig.app.runtime.routines.add({ ...reminder('rclaim002', 'claimed', at), schedule: { kind: 'at', at } });
+      await rig.app.routines.scheduler.add({ ...reminder('rclaim002', 'claimed', at), schedule: { kind: 'at', at } });
       await rig.platform.waitFor(() => texts().includes('⏰ claimed'), 5_000, 'the reminder');
       const left = await redis.pttl(`pincer:routine-firing:rclaim002_${at}`);
       redis.disconnect();

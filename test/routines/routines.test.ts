@@ -67,7 +67,7 @@ function reminder(id: string, text: string, nextAt: number): Routine {
 /** Arms a reminder due just after now, and waits until it is posted: whatever was due before it has fired by then. */
 async function marker(app: App, platform: TestPlatform, id: string): Promise<void> {
   const at = Date.now() + 100;
-  await app.runtime.routines.add({ ...reminder(id, `marker ${id}`, at), schedule: { kind: 'at', at } });
+  await app.routines.scheduler.add({ ...reminder(id, `marker ${id}`, at), schedule: { kind: 'at', at } });
   await platform.waitFor(() => reminders(platform, `marker ${id}`).length === 1, 10_000, `the marker ${id}`);
 }
 
@@ -143,14 +143,14 @@ describe('routines', () => {
       responder: (request) => (/background job/.test(String(request.messages[0]?.content)) ? textReply('DONE: the news is quiet today') : model(request)),
     });
     const at = Date.now() + 1_000;
-    await rig.app.runtime.routines.add({ ...reminder('rnews0001', 'news', at), schedule: { kind: 'at', at }, action: { kind: 'prompt', prompt: 'summarise the news' }, tools: ['time'] });
+    await rig.app.routines.scheduler.add({ ...reminder('rnews0001', 'news', at), schedule: { kind: 'at', at }, action: { kind: 'prompt', prompt: 'summarise the news' }, tools: ['time'] });
     await rig.platform.waitFor(() => rig!.platform.messagesIn(dm).some((m) => /Job \S+ "news" is done\.\s+the news is quiet today/.test(m.text)), 6_000, 'the job result');
     const [job] = await rig.app.services.jobs.list();
     expect(job).toMatchObject({ owner: 'test:owner', goal: 'summarise the news', tools: ['time'] });
     expect((await rig.app.services.routines.get('rnews0001'))!.lastResult).toMatch(/^started job j/);
 
     const later = Date.now() + 800;
-    await rig.app.runtime.routines.add({ ...reminder('rbroken01', 'broken', later), schedule: { kind: 'at', at: later }, action: { kind: 'prompt', prompt: 'use the gone tool' }, tools: ['no_such_tool'] });
+    await rig.app.routines.scheduler.add({ ...reminder('rbroken01', 'broken', later), schedule: { kind: 'at', at: later }, action: { kind: 'prompt', prompt: 'use the gone tool' }, tools: ['no_such_tool'] });
     await rig.platform.waitFor(() => rig!.platform.messagesIn(dm).some((m) => /Routine rbroken01 "broken" is paused: it uses a tool that does not exist: no_such_tool/.test(m.text)), 5_000, 'the pause notice');
     expect((await rig.app.services.routines.get('rbroken01'))).toMatchObject({ enabled: false });
     expect(await rig.app.services.jobs.list()).toHaveLength(1);
@@ -178,11 +178,11 @@ describe('routines', () => {
         cleanups.push(() => app.stop('test over'));
       }
       const [a, b] = apps as [App, App];
-      expect(a.runtime.routines.timersName).toBe('bullmq');
+      expect(a.routines.scheduler.timersName).toBe('bullmq');
       const at = Date.now() + LEAD_S * 1_000;
-      await a.runtime.routines.add({ ...reminder('rshared01', 'shared', at), schedule: { kind: 'at', at } });
+      await a.routines.scheduler.add({ ...reminder('rshared01', 'shared', at), schedule: { kind: 'at', at } });
       // The other instance arms the same firing too: one queue entry, one claim.
-      expect((await b.runtime.routines.resume('rshared01'))?.nextAt).toBe(at);
+      expect((await b.routines.scheduler.resume('rshared01'))?.nextAt).toBe(at);
       await platform.waitFor(() => reminders(platform, 'shared').length === 1, 6_000, 'the shared reminder');
       await marker(b, platform, 'rmarker05');
       expect(reminders(platform, 'shared')).toHaveLength(1);

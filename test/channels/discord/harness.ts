@@ -6,7 +6,7 @@ import { DiscordChannel } from '../../../src/channels/discord/adapter.js';
 import type { ChannelDeps, InboundEvent } from '../../../src/channels/types.js';
 import { DiscordConfigSchema } from '../../../src/config/schema.js';
 import type { z } from 'zod';
-import { COMMANDS } from '../../../src/chat/commands.js';
+import { COMMANDS } from '../../../src/app.js';
 import { silentLogger } from '../../../src/log.js';
 import { startFakeDiscord, type FakeDiscord } from '../../fakes/discord/index.js';
 
