@@ -241,4 +241,26 @@ describe('a job\'s call outside its grant', () => {
     expect(done.result).toMatch(/expired, which counts as a denial/);
     expect(log.notes).toEqual([]);
   });
+
+  it('/jobs cancel while the job waits for its owner ends the question once: the prompt shows it was cancelled, edited one time', async () => {
+    const log = new ToolLog();
+    await start(writesNote, {}, log);
+    await createJob(adaDm, ada, 'job waiting');
+    const question = await rig!.platform.waitFor(() => rig!.platform.approvalsIn(adaDm)[1], 5_000, 'the job\'s question');
+    const job = await jobWhere((entry) => entry.goal === 'waiting' && entry.state === 'waiting_approval', 'the job to wait for its owner');
+    const channel = rig!.platform.channel;
+    const resolve = channel.resolveApproval.bind(channel);
+    let edits = 0;
+    channel.resolveApproval = (message, prompt, outcome) => {
+      if (message.ids[0] === question.messageId) edits += 1;
+      return resolve(message, prompt, outcome);
+    };
+    rig!.platform.channel.command({ chat: adaDm, sender: ada, name: 'jobs', args: `cancel ${job.id}` });
+    await jobWhere((entry) => entry.id === job.id && entry.state === 'cancelled', 'the job to be cancelled');
+    await rig!.platform.waitFor(() => question.state === 'resolved', 5_000, 'the question to end');
+    await rig!.app.runtime.idle();
+    expect(question.outcome?.decision).toBe('cancelled');
+    expect(edits).toBe(1);
+    expect(log.notes).toEqual([]);
+  });
 });
