@@ -77,6 +77,44 @@ async function waitFor(check: () => boolean, what: () => string, timeoutMs = 20_
 }
 
 describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, () => {
+  it('keeps a message sent during a turn in the shared inbox only: the thread\'s record on Redis is not written for it', async () => {
+    await flushDb(redisUrl());
+    const held = new HeldModel();
+    const llm = await startFakeLlm({ responder: held.respond, record: true });
+    cleanups.push(() => llm.close());
+    const platform = new TestPlatform();
+    const solo = await startInstance(platform, llm, 'solo');
+    const storage = solo.app.deployment.threadStorage;
+    const write = storage.write.bind(storage);
+    const writes: string[] = [];
+    storage.write = (key, record, delta) => {
+      writes.push(`${record.messages.length - delta.from} new, ${delta.consumed.length} read, turn ${record.turn?.phase ?? 'none'}`);
+      return write(key, record, delta);
+    };
+    const dm = testDm('owner');
+    const owner = { id: 'owner', name: 'Owner' };
+    solo.channel.userMessage({ chat: dm, sender: owner, text: 'first' });
+    await waitFor(() => held.waiting === 1, () => 'the first model call');
+    await solo.app.services.history.flushThread(threadKeyOf(dm));
+    const before = writes.length;
+    solo.channel.userMessage({ chat: dm, sender: owner, text: 'second' });
+    // The message is stored in the thread's shared inbox on Redis and handed to the runner; the thread's record is not written for it.
+    const inbox = threadKeys(threadKeyOf(dm)).inbox;
+    const redis = clusterOf(solo.app.deployment)!.node.redis;
+    for (const end = Date.now() + 5_000; (await redis.llen(inbox)) === 0 && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 20));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await solo.app.services.history.flushThread(threadKeyOf(dm));
+    expect(writes.slice(before)).toEqual([]);
+    for (const end = Date.now() + 10_000; Date.now() < end; ) {
+      held.releaseAll();
+      if (!held.waiting && (await redis.llen(inbox)) === 0 && held.arrived.some((request) => JSON.stringify(request.messages).includes('second'))) break;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    await solo.app.runtime.idle();
+    // Both messages were read, and the inbox is empty.
+    expect(await redis.llen(inbox)).toBe(0);
+  });
+
   it('answers every message once, in order, whichever instance received it', async () => {
     const { platform, a, b } = await startPair();
     const threads = 12;
