@@ -9,7 +9,6 @@
  */
 import type { Queue, Worker } from 'bullmq';
 import type { Logger } from '../log.js';
-import { isRedisUrl } from './url.js';
 
 /** Called when a timer fires, with the id and the time it was armed for. */
 export type FireTimer = (id: string, at: number) => Promise<void>;
@@ -101,9 +100,4 @@ export class BullMqTimers implements Timers {
     await this.worker?.close();
     await this.queue?.close();
   }
-}
-
-/** BullMQ timers when the store is Redis, in-process ones otherwise. */
-export function timersFor(storeUrl: string | undefined, queueName: string, log: Logger): Timers {
-  return storeUrl && isRedisUrl(storeUrl) ? new BullMqTimers(storeUrl, queueName, log) : new InProcessTimers();
 }
