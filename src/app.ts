@@ -124,6 +124,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     permissions.invalidate();
   });
   const grants = createGrantRules({ catalog: registry, policy, permissions });
+  const events = new AgentEvents(log);
   const pipeline = createToolPipeline({
     registry,
     permissions,
@@ -132,6 +133,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     redactor,
     log,
     audit,
+    onCallEnd: (ended) => events.emit('tool.call', ended),
     config: { toolConcurrency: config.agent.toolConcurrency, maxOutputChars: config.tools.maxOutputChars, maxToolCallsPerBatch: config.agent.maxToolCallsPerBatch },
     // Tools' rate limits hold for the bot as a whole, not per instance.
     ...(cluster ? { rateLimiter: new RedisRateLimiter(cluster.node.redis) } : {}),
@@ -163,7 +165,6 @@ export async function createApp(options: AppOptions): Promise<App> {
   await Promise.all([...members.values()].map((entry) => entry.join()));
   const channels = await Promise.all(factories.map((factory) => factory.create(channelDeps(factory.name))));
   const channelMap = new Map(channels.map((channel) => [channel.name, channel]));
-  const events = new AgentEvents(log);
   const outbox = new Outbox(channelMap, (text) => redactor.redact(text), log, events, new DeliveryLog(store, log));
   const usage = new UsageLedger(store);
   // The daily cost limit is booked where every instance sees it: in Redis when several may share the store.
