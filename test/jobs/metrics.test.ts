@@ -2,7 +2,8 @@
  * A background job's model calls and tool calls in `/metrics`, through the
  * whole app: its planning call, its plan's steps, its completion check and its
  * loop steps count their requests, tokens and cost like chat turns do; a call
- * its owner approved counts as a tool call.
+ * its owner approved counts as a tool call; and a planning or completion-check
+ * reply that wraps its answer in a reasoning block is read without the block.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
@@ -72,6 +73,11 @@ function sample(body: string, name: string): number {
   return line ? Number(line.slice(name.length + 1)) : 0;
 }
 
+/** The calculator expressions a request's plan steps ran, from their tool results. */
+function resultsOf(request: FakeLlmRequest): string {
+  return request.messages.filter((m) => m.role === 'tool').map((m) => String(m.content)).join(' ');
+}
+
 describe('a job in /metrics', () => {
   it('counts its planning call, its plan steps, its completion check and its loop step: requests, tokens and cost', async () => {
     const port = await freePort();
@@ -120,5 +126,29 @@ describe('a job in /metrics', () => {
     expect(body).toMatch(/pincer_tool_calls_total\{tool="note_write",status="ok"\} 1\n/);
     // The chat's create_job: asked once, then run once.
     expect(body).toMatch(/pincer_tool_calls_total\{tool="create_job",status="ok"\} 1\n/);
+  });
+});
+
+describe("a job's planning and completion check", () => {
+  it('read the answer after a reasoning block, not the draft inside it', async () => {
+    rig = await startAppRig({
+      responder: model((kind, request) => {
+        if (kind === 'planning') {
+          const draft = JSON.stringify({ steps: [{ tool: 'calculator', arguments: { expression: '1+1' } }] });
+          const plan = JSON.stringify({ steps: [{ tool: 'calculator', arguments: { expression: '2+3' } }] });
+          return textReply(`<think>A first idea: ${draft}. No, the goal needs 2+3.</think>\n${plan}`);
+        }
+        if (kind === 'check') return textReply(/2\+3 = 5/.test(resultsOf(request)) ? '<think>The result is there, so the goal is reached.</think>\nDONE: the sum is 5' : 'Not done: wrong sum.');
+        return textReply('DONE: finished by the loop');
+      }),
+    });
+    rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'planjob sum' });
+    await approveNext(0);
+    const job = await endedJob();
+    expect(job.result).toBe('the sum is 5');
+    expect(job.planState).toBe('done');
+    expect(job.planSteps?.map((step) => step.arguments)).toEqual([{ expression: '2+3' }]);
+    // The check's answer goes into the job's conversation without its reasoning.
+    expect(job.messages.some((m) => m.role === 'assistant' && /<think>/.test(String(m.content)))).toBe(false);
   });
 });
