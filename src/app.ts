@@ -135,6 +135,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     permissions.invalidate();
   });
   const grants = createGrantRules({ catalog: registry, policy, permissions });
+  const events = new AgentEvents(log);
   const pipeline = createToolPipeline({
     registry,
     permissions,
@@ -143,6 +144,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     redactor,
     log,
     audit,
+    onCallEnd: (ended) => events.emit('tool.call', ended),
     config: { toolConcurrency: config.agent.toolConcurrency, maxOutputChars: config.tools.maxOutputChars, maxToolCallsPerBatch: config.agent.maxToolCallsPerBatch },
     // Tools' rate limits hold for the bot as a whole, not per instance.
     ...(deployment.toolRateLimiter ? { rateLimiter: deployment.toolRateLimiter } : {}),
@@ -170,7 +172,6 @@ export async function createApp(options: AppOptions): Promise<App> {
   const factories = options.channels ?? (await configuredChannels(config));
   const channels = await Promise.all(factories.map(async (factory) => factory.create(await channelDeps(factory.name))));
   const channelMap = new Map(channels.map((channel) => [channel.name, channel]));
-  const events = new AgentEvents(log);
   const outbox = new Outbox(channelMap, (text) => redactor.redact(text), log, events, new DeliveryLog(store, log));
   const usage = new UsageLedger(store);
   const services: AgentServices = {

@@ -195,7 +195,6 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
       beforeStart: () => (this.turn.inject.length ? SKIPPED_FOR_NEW_MESSAGE : undefined),
     });
     this.turn.presenter.toolsFinished();
-    for (const result of results) this.reportCall(result);
     const { batch, waiting } = settleBatch(results, ctx);
     if (!waiting.length) return batch;
     return { ...batch, outcome: { type: 'need_approval', pending: this.pendingFor(waiting, content) } };
@@ -229,11 +228,6 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     if (!problems.length) return undefined;
     this.services.log.info({ thread: this.turn.record.key, problems: problems.length }, 'answer makes claims the workspace does not bear out; asking for a correction');
     return claimsCorrection(problems);
-  }
-
-  /** Reports a finished tool call as a `tool.call` event. */
-  reportCall(result: CallResult): void {
-    this.services.events.emit('tool.call', { thread: this.turn.record.key, tool: result.call.name, status: result.status, durationMs: result.durationMs });
   }
 
   private pendingFor(waiting: CallResult[], content: string): PendingApproval {

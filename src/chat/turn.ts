@@ -141,7 +141,6 @@ export class TurnEngine {
       turn.presenter.toolsStarted([call.name]);
       const result = await this.services.pipeline.run(call, delegate.toolContext());
       turn.presenter.toolsFinished();
-      delegate.reportCall(result);
       if (result.status === 'needs_approval') {
         const next = newApproval({ ...approval, call: result.call, deferred: remaining, view: result.approval, reason: undefined }, this.services.config.agent.approvalTimeoutMs);
         await this.save(turn);
@@ -341,7 +340,6 @@ export class TurnEngine {
     presenter.toolsStarted([approval.call.name]);
     const result = await this.services.pipeline.run(approval.call, delegate.toolContext(), { approved: true });
     presenter.toolsFinished();
-    delegate.reportCall(result);
     return toolResult(approval.call, result.content);
   }
 }

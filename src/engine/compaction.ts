@@ -39,6 +39,8 @@ export interface Compaction {
 /**
  * Summarises everything before the kept tail into one message. Returns the
  * history unchanged (and no response) when there is nothing old enough to fold.
+ * `provider` is to be a metered one (`meteredProvider`, purpose `compaction`):
+ * the summary is then booked, counted and cleaned like every model call.
  */
 export async function compactHistory(
   history: ChatMessage[],

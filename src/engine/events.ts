@@ -5,7 +5,7 @@
  * failing listener is logged, never felt by the turn.
  */
 import type { Logger } from '../log.js';
-import type { CallStatus } from '../tools/types.js';
+import type { EndedCall } from '../tools/types.js';
 
 /** What set a unit of a thread's work going. */
 export type TurnCause = 'messages' | 'resume' | 'recover';
@@ -36,8 +36,8 @@ export interface AgentEventMap {
     costUsd?: number;
     error?: string;
   };
-  /** A tool call finished. */
-  'tool.call': { thread: string; tool: string; status: CallStatus; durationMs: number };
+  /** A tool call ended, in chat or in a job, approved or not: the tool pipeline reports each one once. */
+  'tool.call': EndedCall;
   /** An approval was asked or ended. */
   'approval': { thread: string; tool: string; status: 'requested' | 'approved' | 'always' | 'denied' | 'continued' | 'stopped' | 'redirected' | 'expired' | 'cancelled' };
 }

@@ -4,13 +4,16 @@
  * the call's estimated cost is booked against its person's daily limit first
  * (refused with {@link UsageLimitError} when there is no room), the call is
  * made, its usage recorded and the booking settled with the real cost (or
- * released when the call failed), and a `model.request` event reports it.
+ * released when the call failed), a `model.request` event reports it, and the
+ * reply comes back cleaned: no consumer (the loop, planning, the completion
+ * check, compaction) reads a model's reasoning or tool markup as its answer.
  */
 import { LlmError, UsageLimitError } from '../errors.js';
 import { estimateCost } from '../llm/pricing.js';
 import type { LlmProvider, LlmRequest, LlmResponse } from '../llm/types.js';
 import type { CostBooking } from './budget.js';
 import type { AgentEventMap } from './events.js';
+import { cleanResponse } from './reasoning.js';
 import type { AgentServices } from './services.js';
 
 /** What a model call is for, as the `model.request` event and the metrics name it. */
@@ -31,7 +34,9 @@ export interface CallMeter {
 export type MeterServices = Pick<AgentServices, 'config' | 'models' | 'usage' | 'budget' | 'events' | 'log'>;
 
 /**
- * Makes one model call for `meter.userId`, booked against their daily limit.
+ * Makes one model call for `meter.userId`, booked against their daily limit,
+ * and returns its reply cleaned as {@link cleanResponse} does (calls written as
+ * text count for the tools `request` offered).
  *
  * @throws UsageLimitError when the limit leaves no room for the call (no request is sent)
  * @throws whatever the provider throws (LlmError), after the booking is released
@@ -55,7 +60,7 @@ export async function meteredCall(services: MeterServices, provider: LlmProvider
     if (booking) await services.budget.settle(booking, response.costUsd).catch((cause: unknown) => services.log.warn({ err: cause, thread: meter.thread }, 'a model call\'s cost booking was not settled; it lapses on its own'));
   }
   services.events.emit('model.request', { ...base, durationMs: Date.now() - started, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens, costUsd: response.costUsd });
-  return response;
+  return cleanResponse(response, request.tools?.map((tool) => tool.name) ?? []);
 }
 
 /** `provider` with every call metered for `meter` (for code that takes a provider, such as compaction). */

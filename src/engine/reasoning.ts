@@ -4,7 +4,7 @@
  * calls, and a reply with nothing left to say becomes a fallback sentence that
  * is flagged so the caller can log it.
  */
-import { cleanReply, stripReasoning } from '../llm/clean-output.js';
+import { cleanReply, stripReasoning, stripToolMarkup } from '../llm/clean-output.js';
 import { recoverToolCalls } from '../llm/text-tool-calls.js';
 import type { LlmResponse } from '../llm/types.js';
 
@@ -24,23 +24,39 @@ export interface FinalizedReply {
 }
 
 /**
- * Prepares a model reply for the loop, which applies it to every reply a
- * delegate's `callLlm` returns; `knownToolNames` are the tools that call offered.
- * - With structured tool calls: the accompanying text is cleaned, nothing else changes.
- * - With calls written as text for known tools: they become the reply's tool calls,
- *   the finish reason becomes `tool_calls` and the remaining text is cleaned.
- * - Otherwise the text is cleaned; if nothing is left it becomes
- *   {@link EMPTY_REPLY_FALLBACK} with the anomaly `empty_reply`.
+ * A model reply as every consumer reads it (`meteredCall` returns it so):
+ * reasoning and tool markup removed, and calls written as text for one of
+ * `knownToolNames` (the tools the request offered) made real calls, with the
+ * finish reason `tool_calls`. The text keeps its surrounding whitespace: a
+ * reply the output limit cut may go on in a continuation that starts between
+ * two words; the loop trims what it shows ({@link finalizeReply}).
  */
-export function finalizeReply(response: LlmResponse, knownToolNames: Iterable<string>): FinalizedReply {
-  if (response.toolCalls.length > 0) return { response: { ...response, content: cleanReply(response.content) } };
+export function cleanResponse(response: LlmResponse, knownToolNames: Iterable<string>): LlmResponse {
+  if (response.toolCalls.length > 0) return { ...response, content: cleanText(response.content) };
   // Calls a model only considered inside its reasoning are not calls.
   const recovered = recoverToolCalls(stripReasoning(response.content), knownToolNames);
   if (recovered.calls.length > 0) {
-    const content = cleanReply(recovered.remainingText);
-    return { response: { ...response, content, toolCalls: recovered.calls, finishReason: 'tool_calls' } };
+    return { ...response, content: cleanReply(recovered.remainingText), toolCalls: recovered.calls, finishReason: 'tool_calls' };
   }
-  const content = cleanReply(response.content);
-  if (content) return { response: { ...response, content } };
-  return { response: { ...response, content: EMPTY_REPLY_FALLBACK }, anomaly: 'empty_reply' };
+  return { ...response, content: cleanText(response.content) };
+}
+
+/**
+ * Prepares a model reply for the loop, which applies it to every reply a
+ * delegate's `callLlm` returns; `knownToolNames` are the tools that call offered.
+ * The reply is cleaned as {@link cleanResponse} does (again, for a delegate that
+ * did not call the model through `meteredCall`) and trimmed; a text reply
+ * with nothing left becomes {@link EMPTY_REPLY_FALLBACK} with the anomaly
+ * `empty_reply`.
+ */
+export function finalizeReply(response: LlmResponse, knownToolNames: Iterable<string>): FinalizedReply {
+  const cleaned = cleanResponse(response, knownToolNames);
+  const content = cleaned.content.trim();
+  if (content || cleaned.toolCalls.length > 0) return { response: { ...cleaned, content } };
+  return { response: { ...cleaned, content: EMPTY_REPLY_FALLBACK }, anomaly: 'empty_reply' };
+}
+
+/** Text without reasoning or tool markup, its edges kept. */
+function cleanText(text: string): string {
+  return stripToolMarkup(stripReasoning(text));
 }

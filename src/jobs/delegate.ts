@@ -150,10 +150,8 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
         if (result.status !== 'ok') result.content = `Error: this call was interrupted (${why}); it was not run again. Check whether it took effect before relying on it.`;
       }
     }
-    for (const result of results) {
-      finishStep(this.job, steps.get(result.call.id)!, result.status === 'ok' ? 'done' : 'failed');
-      this.services.events.emit('tool.call', { thread: `job:${this.job.id}`, tool: result.call.name, status: result.status, durationMs: result.durationMs });
-    }
+    // The pipeline reports each call's end (`tool.call`); the journal records it here.
+    for (const result of results) finishStep(this.job, steps.get(result.call.id)!, result.status === 'ok' ? 'done' : 'failed');
     const { batch, waiting } = settleBatch(results, ctx);
     if (!waiting.length) return batch;
     return { ...batch, outcome: { type: 'need_approval', pending: { calls: waiting, reason: content } } };

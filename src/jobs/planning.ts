@@ -120,12 +120,13 @@ export async function runPlan(job: JobRecord, control: PlanControl): Promise<Pla
   control.activity('checking the result');
   const check = journalStep(job, { kind: 'check', status: 'started' });
   job.messages.push({ role: 'user', content: COMPLETION_CHECK });
-  const reply = await control.complete(job.messages, 'completion_check');
+  // The reply comes cleaned of reasoning and tool markup (meteredCall): its answer is what is judged and kept.
+  const answer = (await control.complete(job.messages, 'completion_check')).content.trim();
   finishStep(job, check, 'done');
-  job.messages.push({ role: 'assistant', content: reply.content });
+  job.messages.push({ role: 'assistant', content: answer });
   job.planState = 'done';
   await control.save();
-  const signal: CompletionSignal = completionSignal(reply.content);
+  const signal: CompletionSignal = completionSignal(answer);
   if (signal.kind === 'done') return { kind: 'done', report: signal.report };
   if (signal.kind === 'failed') return { kind: 'failed', reason: signal.reason };
   return { kind: 'loop', why: 'the plan ran but work remains' };

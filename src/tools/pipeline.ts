@@ -30,7 +30,7 @@ import { coerceParams, normalizeArguments, type Params } from './stages/normaliz
 import { createRateLimiter, rateLimitMessage, type RateLimiter } from './stages/rate-limit.js';
 import { boundText, displayJson, redactParams } from './stages/sensitive.js';
 import { validateParams } from './stages/validate.js';
-import type { CallResult, CallStatus, RunOptions, Tool, ToolContext, ToolGrant, ToolPipeline } from './types.js';
+import type { CallEndListener, CallResult, CallStatus, RunOptions, Tool, ToolContext, ToolGrant, ToolPipeline } from './types.js';
 
 /** Everything the pipeline works with; each piece can be replaced in tests. */
 export interface ToolPipelineDeps {
@@ -49,6 +49,8 @@ export interface ToolPipelineDeps {
   audit?: AuditLog;
   /** Counts calls against tools' rate limits; by default in memory (Redis when instances share one). */
   rateLimiter?: RateLimiter;
+  /** Told of every call that ends, once (for metrics). */
+  onCallEnd?: CallEndListener;
 }
 
 /** Characters of arguments kept in an audit record. */
@@ -258,7 +260,7 @@ class CallRunner implements PipelineCore {
     return this.finish(trace, status, boundText(this.deps.redactor.redact(content), ERROR_CHARS));
   }
 
-  /** Builds the result and writes its audit record before handing it back. */
+  /** Builds the result, writes its audit record and tells `onCallEnd` before handing it back. */
   private async finish(trace: Trace, status: CallStatus, content: string, extra?: Partial<CallResult>): Promise<CallResult> {
     const { call, ctx, started, args } = trace;
     const durationMs = Math.max(0, this.now() - started);
@@ -268,6 +270,11 @@ class CallRunner implements PipelineCore {
     } catch (error) {
       // A lost audit record must not turn a finished call into a failure.
       this.deps.log.error({ err: error, tool: call.name }, 'audit record not written');
+    }
+    try {
+      this.deps.onCallEnd?.({ thread: ctx.threadKey, tool: call.name, status, durationMs });
+    } catch (error) {
+      this.deps.log.error({ err: error, tool: call.name }, 'a listener of ended tool calls failed');
     }
     return { call, status, content, durationMs, ...extra };
   }

@@ -132,6 +132,21 @@ export type ApprovalDecision =
 /** How a call ended, as the agent sees it. */
 export type CallStatus = 'ok' | 'error' | 'needs_approval' | 'rejected' | 'skipped';
 
+/** A call the pipeline ended, whatever its status, as those who count calls see it. */
+export interface EndedCall {
+  /** The thread the call ran for (`ToolContext.threadKey`). */
+  thread: string;
+  tool: string;
+  status: CallStatus;
+  durationMs: number;
+}
+
+/**
+ * Told of every call the pipeline ends, once, in chat, in jobs, approved or
+ * not (the app counts them as `tool.call` events). Errors it throws are logged.
+ */
+export type CallEndListener = (ended: EndedCall) => void;
+
 /** The result of running one call through the pipeline. */
 export interface CallResult {
   call: ToolCall;

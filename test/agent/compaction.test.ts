@@ -1,8 +1,9 @@
 /**
  * Context compaction through the real runtime and the openai-SDK provider: a
  * history past `maxContextTokens * compactThreshold` is summarised by the model
- * and the recent messages are kept verbatim; a context-length error from the
- * endpoint compacts and retries once.
+ * and the recent messages are kept verbatim (the summary cleaned of the
+ * model's reasoning); a context-length error from the endpoint compacts and
+ * retries once.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { SUMMARY_PREFIX } from '../../src/engine/compaction.js';
@@ -108,6 +109,22 @@ describe('compaction', () => {
     expect(retry.at(-1)).toEqual({ role: 'user', content: 'one too many' });
     expect(retry.map((m) => m.content).join('\n')).not.toContain(fact(1, 100));
     expect(rig.platform.messagesIn(chat).map((m) => m.text).at(-1)).toBe('echo: one too many');
+  });
+
+  it('keeps the summary without the reasoning block the model wrote before it', async () => {
+    rig = await startAppRig({
+      config: { agent: { maxContextTokens: 100_000 } },
+      responder: (request) => {
+        if (isSummaryRequest(request)) return textReply(`<think>The facts are about fruit; keep it short.</think>\n${SUMMARY}`);
+        const summarised = request.messages.some((m) => String(m.content).startsWith(SUMMARY_PREFIX));
+        return userTextsOf(request).includes('one too many') && !summarised ? contextLengthError() : echoAll(request);
+      },
+    });
+    for (let n = 1; n <= 4; n++) await say(fact(n, 100));
+    await say('one too many');
+    const retry = conversationOf(rig.llm.requests.at(-1)!);
+    expect(retry[0]).toEqual({ role: 'user', content: SUMMARY_PREFIX + SUMMARY });
+    expect(rig.platform.lastMessage(chat)!.text).toBe('echo: one too many');
   });
 
   it('retries only once: a second context-length error is reported to the user', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY_REPLY_FALLBACK, cleanReply, finalizeReply, recoverToolCalls } from '../../src/engine/reasoning.js';
+import { EMPTY_REPLY_FALLBACK, cleanReply, cleanResponse, finalizeReply, recoverToolCalls } from '../../src/engine/reasoning.js';
 import type { LlmResponse } from '../../src/llm/types.js';
 
 const TOOLS = ['search', 'read_file', 'append_file'];
@@ -180,5 +180,28 @@ describe('finalizeReply', () => {
     const calls = [{ id: 'call_1', name: 'search', arguments: '{}' }];
     const result = finalizeReply(reply('<think>x</think>', { toolCalls: calls, finishReason: 'tool_calls' }), TOOLS);
     expect(result).toEqual({ response: reply('', { toolCalls: calls, finishReason: 'tool_calls' }) });
+  });
+});
+
+describe('cleanResponse', () => {
+  it('removes reasoning and tool markup but keeps the edges a continuation may need', () => {
+    expect(cleanResponse(reply('<think>go on</think>the first half of a ', { finishReason: 'length' }), TOOLS).content).toBe('the first half of a ');
+    expect(cleanResponse(reply(' sentence.'), TOOLS).content).toBe(' sentence.');
+  });
+
+  it('makes calls written as text for an offered tool real calls, and leaves others as they were cleaned', () => {
+    const text = 'Searching.\n<tool_call>{"name":"search","arguments":{"query":"q"}}</tool_call>';
+    const offered = cleanResponse(reply(text), TOOLS);
+    expect(offered.finishReason).toBe('tool_calls');
+    expect(offered.toolCalls.map((call) => call.name)).toEqual(['search']);
+    expect(offered.content).toBe('Searching.');
+    const none = cleanResponse(reply(text), []);
+    expect(none.toolCalls).toEqual([]);
+    expect(none.content.trim()).toBe('Searching.');
+  });
+
+  it('is what finalizeReply then leaves alone, but for trimming', () => {
+    const raw = reply('<think>hm</think> The capital is Paris. ');
+    expect(finalizeReply(cleanResponse(raw, TOOLS), TOOLS)).toEqual(finalizeReply(raw, TOOLS));
   });
 });
