@@ -10,6 +10,7 @@ import type { ChannelPorts, Deployment, Signals } from '../deployment/types.js';
 import type { Outbox } from '../engine/outbox.js';
 import { KeyvThreadStorage } from '../engine/thread-log.js';
 import type { Logger } from '../log.js';
+import type { RedisConnections } from '../store/redis-connections.js';
 import type { Store } from '../store/store.js';
 import { BullMqTimers } from '../store/timers.js';
 import { RedisClaims } from './claims.js';
@@ -40,9 +41,15 @@ export function clusterOf(deployment: Deployment): ClusterDeployment | undefined
   return deployment.kind === 'cluster' ? (deployment as ClusterDeployment) : undefined;
 }
 
-/** Joins the instances on the Redis store at `url`. `outbox` is read once the runtime starts (the intake's refusals). */
-export async function clusterDeployment(config: Config, url: string, store: Store, log: Logger, outbox: () => Outbox): Promise<ClusterDeployment> {
-  const node = await ClusterNode.connect(url, instanceIdOf(config.cluster.instanceId), config.cluster.leaseTtlMs, log);
+/**
+ * Joins the instances on the Redis store at `url`. `outbox` is read once the
+ * runtime starts (the intake's refusals). Everything here shares the store's
+ * connections (one for commands, one for pub/sub; each BullMQ worker adds one
+ * blocking connection), or `redis` when given.
+ */
+export async function clusterDeployment(config: Config, url: string, store: Store, log: Logger, outbox: () => Outbox, redis: RedisConnections | undefined = store.redis): Promise<ClusterDeployment> {
+  const node = await ClusterNode.connect(url, instanceIdOf(config.cluster.instanceId), config.cluster.leaseTtlMs, log, redis);
+  const connections = node.connections;
   const threads = new ClusterThreads(node, log);
   const senderRate = new RedisSenderRate(node.redis, config.agent.userMessagesPerMinute);
   const sharedBudget = new RedisSharedBudget(node.redis);
@@ -74,9 +81,9 @@ export async function clusterDeployment(config: Config, url: string, store: Stor
     toolRateLimiter: new RedisRateLimiter(node.redis),
     settingsVersion: new RedisSettingsVersion(node, log),
     costBudget: (usage, limitUsd, ttlMs) => new RedisCostBudget(node.redis, usage, limitUsd, ttlMs),
-    timers: (name) => new BullMqTimers(url, name, log),
-    claims: (name, ttlMs) => new RedisClaims(url, CLAIM_PREFIXES[name] ?? name, ttlMs),
-    workQueue: (name, maxParallel) => new BullMqEngine({ url, queueName: name, maxParallel, log }),
+    timers: (name) => new BullMqTimers(url, name, log, Date.now, connections),
+    claims: (name, ttlMs) => new RedisClaims(connections.command, CLAIM_PREFIXES[name] ?? name, ttlMs),
+    workQueue: (name, maxParallel) => new BullMqEngine({ url, queueName: name, maxParallel, log, connections }),
     // The live instances of each channel are counted, so that Discord's shards are shared out evenly among those that run it.
     async channel(name): Promise<ChannelPorts> {
       const channelLog = log.child({ channel: name });

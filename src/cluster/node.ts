@@ -11,6 +11,7 @@
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import type { Logger } from '../log.js';
+import { RedisConnections } from '../store/redis-connections.js';
 
 /** Every key of the cluster starts with this. */
 export const CLUSTER_PREFIX = 'pincer:cluster:';
@@ -65,27 +66,33 @@ export interface HeldLease {
 /** This instance's connections and leases on the shared Redis. */
 export class ClusterNode {
   private readonly listeners = new Set<(message: ClusterMessage) => void>();
+  private stopListening: (() => Promise<void>) | undefined;
   private closed = false;
 
   private constructor(
     readonly instanceId: string,
     readonly leaseTtlMs: number,
-    /** Commands and scripts. */
-    readonly redis: Redis,
-    private readonly subscriber: Redis,
+    /** The instance's connections to the store (shared with the store, timers and queues). */
+    readonly connections: RedisConnections,
+    private readonly owned: boolean,
     private readonly log: Logger,
   ) {}
 
-  /** Connects (two connections: one of them only listens) and starts listening. */
-  static async connect(url: string, instanceId: string, leaseTtlMs: number, log: Logger): Promise<ClusterNode> {
-    const { Redis } = await import('ioredis');
-    const redis = new Redis(url, { maxRetriesPerRequest: 3 });
-    const subscriber = new Redis(url, { maxRetriesPerRequest: null });
-    const node = new ClusterNode(instanceId, leaseTtlMs, redis, subscriber, log);
-    subscriber.on('message', (_channel: string, text: string) => node.deliver(text));
-    await subscriber.subscribe(BUS);
+  /**
+   * Joins the instances and starts listening to them, on the instance's
+   * `connections` (left open by {@link close}); without them, on connections
+   * of its own to `url`, closed by {@link close}.
+   */
+  static async connect(url: string, instanceId: string, leaseTtlMs: number, log: Logger, connections?: RedisConnections): Promise<ClusterNode> {
+    const node = new ClusterNode(instanceId, leaseTtlMs, connections ?? (await RedisConnections.open(url, log)), !connections, log);
+    node.stopListening = await node.connections.subscribe(BUS, (text) => node.deliver(text));
     log.info({ instance: instanceId, leaseTtlMs }, 'joined the instances on the Redis store');
     return node;
+  }
+
+  /** Commands and scripts: the instance's command connection. */
+  get redis(): Redis {
+    return this.connections.command;
   }
 
   /** Sends a message to every instance (this one included). */
@@ -120,12 +127,13 @@ export class ClusterNode {
     return `${CLUSTER_PREFIX}lease:${name}`;
   }
 
-  /** Disconnects. */
+  /** Stops listening; disconnects the connections it made itself. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.subscriber.disconnect();
-    this.redis.disconnect();
+    this.listeners.clear();
+    if (this.owned) this.connections.close();
+    else void this.stopListening?.().catch(() => undefined);
   }
 
   private deliver(text: string): void {

@@ -4,13 +4,14 @@
  * write of an instance whose lease lapsed. A thread is three keys: its small
  * fields (`head`), its messages as an append log (a list: a turn pushes its new
  * messages), and its inbox (a list of accepted messages, pushed by whichever
- * instance received them and taken out by the same write that puts them in the
- * history).
+ * instance received them, in arrival order, put in the chat's order when read,
+ * and taken out by the same write that puts them in the history).
  */
 import type { ChatInfo } from '../channels/types.js';
 import { StoreError } from '../errors.js';
 import type { QueuedMessage, ThreadRecord } from '../engine/history.js';
 import { ThreadRecordSchema, zeroUsage } from '../engine/history.js';
+import { inChatOrder } from '../engine/inbox.js';
 import type { ThreadDelta, ThreadStorage } from '../engine/thread-storage.js';
 import type { Logger } from '../log.js';
 import { CLUSTER_PREFIX, type ClusterNode } from './node.js';
@@ -19,8 +20,19 @@ import { CLUSTER_PREFIX, type ClusterNode } from './node.js';
 export interface InboxEntry {
   chat: ChatInfo;
   message: QueuedMessage;
-  /** Its place in the chat, by the platform's order (see `platformOrder`). */
+  /** Its place in the chat, written by earlier versions (the order now comes from the message id, when read). */
   order?: string;
+}
+
+/**
+ * A stored inbox (entries in arrival order: every instance only appends) in
+ * the order the thread reads it, by the one rule of `insertInOrder`.
+ */
+export function inboxInOrder(stored: readonly string[]): InboxEntry[] {
+  return inChatOrder(
+    stored.map((text) => JSON.parse(text) as InboxEntry),
+    (entry) => entry.message.messageId,
+  );
 }
 
 /** Writes the head and appends (or replaces) messages when ARGV[1] holds the lease; takes consumed ids out of the inbox. */
@@ -88,7 +100,7 @@ export class RedisThreadStorage implements ThreadStorage {
       if (error) throw error;
       return value;
     }) as [string | null, string[], string[]];
-    const entries = inbox.map((text) => JSON.parse(text) as InboxEntry);
+    const entries = inboxInOrder(inbox);
     if (head === null) {
       const earlier = await this.previous?.read(thread);
       if (earlier) {

@@ -9,12 +9,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { InboundMessage } from '../channels/types.js';
 import { threadKeyOf } from '../channels/types.js';
-import { platformOrder, toQueued } from '../engine/inbox.js';
+import { toQueued } from '../engine/inbox.js';
 import { RATE_NOTICE_EVERY_MS, RATE_WINDOW_MS } from '../engine/inbound-limits.js';
 import type { Logger } from '../log.js';
 import { CLUSTER_PREFIX, type ClusterNode, type HeldLease } from './node.js';
 import { COUNT_SENDER, senderRateKeys } from './sender-rate.js';
-import { leaseNameOf, threadKeys, type InboxEntry, type LeaseHolder } from './thread-storage.js';
+import { inboxInOrder, leaseNameOf, threadKeys, type InboxEntry, type LeaseHolder } from './thread-storage.js';
 
 /** Threads with work not finished by a lease holder. */
 const OPEN = `${CLUSTER_PREFIX}open`;
@@ -27,9 +27,8 @@ const SEEN_TTL_SECONDS = 24 * 60 * 60;
  * Puts an entry in KEYS[2] unless KEYS[1] (its message id) was seen, or its
  * sender's messages (and replied commands) of the last ARGV[5] ms (the sorted
  * set KEYS[4], see sender-rate.ts) reach ARGV[4] (0: no limit), or the inbox holds more than ARGV[8] entries already;
- * the thread joins the open set KEYS[3]. Entries stand in the order the platform
- * gave their messages (ARGV[9], see {@link platformOrder}), whatever order the
- * instances stored them in. Returns {1} added, {0} seen, {-1, wait
+ * the thread joins the open set KEYS[3]. Entries stand in arrival order; readers
+ * put them in the chat's order (see `inboxInOrder`). Returns {1} added, {0} seen, {-1, wait
  * ms, 1 when the sender is to be told (KEYS[5] marks that for ARGV[6] ms)}, or
  * {-2, entries waiting}.
  */
@@ -39,22 +38,7 @@ local waiting = redis.call('LLEN', KEYS[2])
 if waiting > tonumber(ARGV[8]) then return {-2, waiting} end
 local refused = count_sender(KEYS[4], KEYS[5], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6], ARGV[7])
 if refused then return refused end
--- In the platform's order (ARGV[9]), before the later entries at its tail; an entry without one goes last.
--- Walks back from the tail only as far as the later entries go (usually none).
-local later = nil
-if ARGV[9] ~= '' then
-  local i = -1
-  local entry = redis.call('LINDEX', KEYS[2], i)
-  while entry do
-    local ok, decoded = pcall(cjson.decode, entry)
-    local other = ok and decoded['order'] or nil
-    if type(other) ~= 'string' or other <= ARGV[9] then break end
-    later = entry
-    i = i - 1
-    entry = redis.call('LINDEX', KEYS[2], i)
-  end
-end
-if later then redis.call('LINSERT', KEYS[2], 'BEFORE', later, ARGV[2]) else redis.call('RPUSH', KEYS[2], ARGV[2]) end
+redis.call('RPUSH', KEYS[2], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[3])
 return {1}`;
 
@@ -147,11 +131,10 @@ export class ClusterThreads implements LeaseHolder {
    */
   async intake(message: InboundMessage, limits?: IntakeLimits): Promise<Intake> {
     const thread = threadKeyOf(message.chat);
-    const order = platformOrder(message.messageId);
-    const entry: InboxEntry = { chat: message.chat, message: toQueued(message), ...(order ? { order } : {}) };
+    const entry: InboxEntry = { chat: message.chat, message: toQueued(message) };
     const seen = `${CLUSTER_PREFIX}seen:${thread}:${message.messageId}`;
     const keys = [seen, threadKeys(thread).inbox, OPEN, ...senderRateKeys(limits?.userId ?? '')];
-    const args = [SEEN_TTL_SECONDS, JSON.stringify(entry), thread, limits?.perMinute ?? 0, RATE_WINDOW_MS, RATE_NOTICE_EVERY_MS, `${thread}:${message.messageId}`, limits?.maxQueued ?? Number.MAX_SAFE_INTEGER, order ?? ''];
+    const args = [SEEN_TTL_SECONDS, JSON.stringify(entry), thread, limits?.perMinute ?? 0, RATE_WINDOW_MS, RATE_NOTICE_EVERY_MS, `${thread}:${message.messageId}`, limits?.maxQueued ?? Number.MAX_SAFE_INTEGER];
     const [outcome, wait, tell] = (await this.node.redis.eval(INTAKE, keys.length, ...keys, ...args)) as [number, number?, number?];
     if (outcome === 0) return { kind: 'seen' };
     if (outcome === -2) return { kind: 'full', waiting: Number(wait) };
@@ -297,7 +280,7 @@ export class ClusterThreads implements LeaseHolder {
   private async drain(thread: string, held: Held, idle = false): Promise<void> {
     const texts = await this.node.redis.lrange(threadKeys(thread).inbox, 0, -1);
     if (this.held.get(thread) !== held || !this.host) return;
-    const entries = texts.map((text) => JSON.parse(text) as InboxEntry);
+    const entries = inboxInOrder(texts);
     let fresh = entries.filter((entry) => !held.taken.has(entry.message.id));
     if (!fresh.length && idle && !this.host.busy(thread)) {
       // The runner is done, yet entries it took are still there (their write failed): read the thread again.

@@ -6,6 +6,7 @@
 import type { Queue, Worker } from 'bullmq';
 import type { RunWork, WorkQueue } from '../deployment/types.js';
 import type { Logger } from '../log.js';
+import type { RedisConnections } from '../store/redis-connections.js';
 
 /** Options of {@link BullMqEngine}. */
 export interface BullMqEngineOptions {
@@ -15,6 +16,8 @@ export interface BullMqEngineOptions {
   /** The queue's name; one per bot. */
   queueName?: string;
   log: Logger;
+  /** The instance's connections: the queue and the worker's commands go on its command connection. */
+  connections?: RedisConnections;
 }
 
 /**
@@ -33,7 +36,8 @@ export class BullMqEngine implements WorkQueue {
   async start(run: RunWork): Promise<void> {
     const { Queue, Worker } = await import('bullmq');
     const name = this.options.queueName ?? 'pincer-jobs';
-    const connection = { url: this.options.url, maxRetriesPerRequest: null };
+    // The worker's blocking wait for the next run holds a connection of its own either way.
+    const connection = this.options.connections?.command ?? { url: this.options.url, maxRetriesPerRequest: null };
     this.queue = new Queue(name, { connection });
     this.worker = new Worker(name, async (entry) => run(String((entry.data as { id: string }).id)), {
       connection,

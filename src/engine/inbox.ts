@@ -15,7 +15,7 @@ export function inboxId(message: InboundMessage): string {
  * Where a message stands in its chat, as a string that sorts like the
  * platform's own order: Telegram's `message_id` and Discord's snowflake are
  * integers that grow, Slack's `ts` is seconds and microseconds. Digits only and
- * of one width, so that Redis compares them as the platform would. Undefined
+ * of one width, so that strings compare as the platform's ids would. Undefined
  * for an id that is not a number (the entry then keeps its arrival order).
  *
  * Messages can arrive in another order than written: Slack sends one again,
@@ -28,16 +28,35 @@ export function platformOrder(messageId: string): string | undefined {
   return match[1]!.padStart(20, '0') + (match[2] ?? '').padEnd(6, '0');
 }
 
-/** Puts `message` into `waiting` (messages not read yet) after those written before it; one without an order goes last. */
+/**
+ * The inbox order rule, the one place it is written: `message` goes into
+ * `waiting` (messages not read yet) after those written before it, but never
+ * before one without an order; one without an order goes last.
+ */
 export function insertInOrder(waiting: InboundMessage[], message: InboundMessage): void {
-  const order = platformOrder(message.messageId);
+  waiting.splice(placeOf(waiting, message.messageId, (other) => other.messageId), 0, message);
+}
+
+/**
+ * Messages kept in arrival order (a shared inbox, where every instance only
+ * appends), in the order the thread reads them: each placed by {@link insertInOrder}'s rule as it arrived.
+ */
+export function inChatOrder<T>(arrivals: readonly T[], messageIdOf: (item: T) => string): T[] {
+  const ordered: T[] = [];
+  for (const item of arrivals) ordered.splice(placeOf(ordered, messageIdOf(item), messageIdOf), 0, item);
+  return ordered;
+}
+
+/** Where the message `messageId` goes in `waiting` (see {@link insertInOrder}); walks back only over the later ones at the tail (usually none). */
+function placeOf<T>(waiting: readonly T[], messageId: string, messageIdOf: (item: T) => string): number {
+  const order = platformOrder(messageId);
   let at = waiting.length;
   while (order !== undefined && at > 0) {
-    const other = platformOrder(waiting[at - 1]!.messageId);
+    const other = platformOrder(messageIdOf(waiting[at - 1]!));
     if (other === undefined || other <= order) break;
     at -= 1;
   }
-  waiting.splice(at, 0, message);
+  return at;
 }
 
 /** The stored form of an accepted message. */

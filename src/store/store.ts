@@ -11,11 +11,12 @@ import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { silentLogger } from '../log.js';
 import { connectWithin, type Connection } from './connect.js';
-import type { Redis } from 'ioredis';
 import { KeyedMutex } from './mutex.js';
 import { ensurePrivateDir, ensurePrivateFile, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, tightenIfPresent } from './private-files.js';
 import { acquirePostgresLock, acquireProcessLock } from './process-lock.js';
 import { RedisCompareAndSet } from './redis-cas.js';
+import { RedisConnections } from './redis-connections.js';
+import { redisKeyOf, RedisKeyvStore } from './redis-keyv.js';
 import { storeSchemeOf, withoutPassword } from './url.js';
 
 /** The prefix of every key in the store. */
@@ -52,6 +53,12 @@ export interface StoreOptions {
   connectTimeoutMs?: number;
   /** Gives up connecting at once (a shutdown during the start). */
   signal?: AbortSignal;
+  /**
+   * The instance's connections to a Redis store at `url`, shared with the rest
+   * of the instance and left open by {@link Store.close}; without it, a Redis
+   * store makes its own and closes them.
+   */
+  redis?: RedisConnections;
 }
 
 /** Defaults of {@link StoreOptions}. */
@@ -67,6 +74,8 @@ export class Store {
     private readonly log: Logger,
     private readonly release: () => void | Promise<void> = () => undefined,
     private readonly cas?: RedisCompareAndSet,
+    /** A Redis store's connections, for the rest of the instance to share. */
+    readonly redis?: RedisConnections,
   ) {}
 
   /**
@@ -84,12 +93,12 @@ export class Store {
     const release = storeSchemeOf(url) === 'sqlite' ? lockSqlite(resolve(url.replace(/^sqlite:\/\//, '')), url) : undefined;
     let opened: Opened;
     try {
-      opened = await adapterFor(url, log, limits.timeoutMs);
+      opened = await adapterFor(url, log, limits.timeoutMs, options.redis);
     } catch (error) {
       release?.();
       throw error;
     }
-    const { adapter, connection } = opened;
+    const { adapter, connection, redis } = opened;
     if (connection) await connectWithin(url, connection, limits);
     // One instance per Postgres database, as one process per SQLite file (the server answered above).
     const scheme = storeSchemeOf(url);
@@ -103,8 +112,6 @@ export class Store {
       deserialize: (text) => JSON.parse(text) as never,
     });
     keyv.on('error', (error: unknown) => log.error({ err: error }, 'store error'));
-    // Several instances may share a Redis store: updates there compare and set.
-    const casClient = scheme === 'redis' || scheme === 'rediss' ? await redisClient(url) : undefined;
     return new Store(
       keyv,
       url,
@@ -112,9 +119,12 @@ export class Store {
       async () => {
         release?.();
         await releasePostgres?.();
-        casClient?.disconnect();
+        // Connections lent by the instance stay open for the rest of it.
+        if (!options.redis) redis?.close();
       },
-      casClient && new RedisCompareAndSet(casClient, withoutPassword(url)),
+      // Several instances may share a Redis store: updates there compare and set.
+      redis && new RedisCompareAndSet(redis.command, withoutPassword(url)),
+      redis,
     );
   }
 
@@ -143,7 +153,7 @@ export class Store {
       update: (key, change) =>
         this.mutex.run(keyOf(key), async () => {
           if (this.cas) {
-            const envelope = await this.cas.update(redisKeyOf(keyOf(key)), async (raw) => {
+            const envelope = await this.cas.update(redisKeyOf(NAMESPACE, keyOf(key)), async (raw) => {
               const next = change(raw === undefined || raw === null ? undefined : await this.decode(name, key, raw, schema, version));
               return next === undefined ? undefined : ({ v: version, data: next } satisfies Envelope);
             });
@@ -187,33 +197,25 @@ export class Store {
   }
 }
 
-/** The Redis key keyv's Redis adapter stores `key` under (its namespace, then `::`). */
-function redisKeyOf(key: string): string {
-  return `${NAMESPACE}::${key}`;
-}
-
-/** A plain ioredis connection to the store's server (for what keyv cannot do atomically). */
-async function redisClient(url: string): Promise<Redis> {
-  const { Redis } = await import('ioredis');
-  return new Redis(url, { maxRetriesPerRequest: 3 });
-}
-
 /** A keyv adapter, with how to connect it when it talks to a server. */
 interface Opened {
   adapter: KeyvOptions['store'];
   connection?: Connection;
+  /** A Redis store's connections. */
+  redis?: RedisConnections;
 }
 
-async function adapterFor(url: string, log: Logger, connectTimeoutMs: number): Promise<Opened> {
+async function adapterFor(url: string, log: Logger, connectTimeoutMs: number, shared?: RedisConnections): Promise<Opened> {
   const scheme = storeSchemeOf(url);
   switch (scheme) {
     case 'sqlite':
       return { adapter: await openSqlite(resolve(url.replace(/^sqlite:\/\//, '')), log) };
     case 'redis':
     case 'rediss': {
-      const { default: KeyvRedis } = await import('@keyv/redis');
-      const adapter = new KeyvRedis(url);
-      return { adapter, connection: { adapter, ready: () => adapter.getClient(), close: () => adapter.disconnect(true) } };
+      const redis = shared ?? (await RedisConnections.open(url, log));
+      const adapter = new RedisKeyvStore(redis.command);
+      const close = async () => void (shared ? undefined : redis.close());
+      return { adapter, redis, connection: { adapter: redis.command, ready: () => redis.ready(), close } };
     }
     case 'postgres':
     case 'postgresql': {

@@ -9,6 +9,7 @@
  */
 import type { Queue, Worker } from 'bullmq';
 import type { Logger } from '../log.js';
+import type { RedisConnections } from './redis-connections.js';
 
 /** Called when a timer fires, with the id and the time it was armed for. */
 export type FireTimer = (id: string, at: number) => Promise<void>;
@@ -62,7 +63,12 @@ export class InProcessTimers implements Timers {
   }
 }
 
-/** BullMQ delayed jobs on the Redis store, in the queue `queueName`: one job per id and time. */
+/**
+ * BullMQ delayed jobs on the Redis store, in the queue `queueName`: one job per
+ * id and time. With the instance's `connections`, the queue and the worker
+ * send their commands on its command connection; the worker's blocking wait
+ * for the next job needs one of its own all the same.
+ */
 export class BullMqTimers implements Timers {
   readonly name = 'bullmq';
   private queue: Queue | undefined;
@@ -73,11 +79,12 @@ export class BullMqTimers implements Timers {
     private readonly queueName: string,
     private readonly log: Logger,
     private readonly now: () => number = Date.now,
+    private readonly connections?: RedisConnections,
   ) {}
 
   async start(fire: FireTimer): Promise<void> {
     const { Queue, Worker } = await import('bullmq');
-    const connection = { url: this.url, maxRetriesPerRequest: null };
+    const connection = this.connections?.command ?? { url: this.url, maxRetriesPerRequest: null };
     this.queue = new Queue(this.queueName, { connection });
     this.worker = new Worker(this.queueName, async (entry) => {
       const { id, routineId, at } = entry.data as { id?: string; routineId?: string; at: number };

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatInfo, InboundMessage } from '../../src/channels/types.js';
 import { threadKeyOf } from '../../src/channels/types.js';
 import { ClusterNode } from '../../src/cluster/node.js';
-import { threadKeys, type InboxEntry } from '../../src/cluster/thread-storage.js';
+import { inboxInOrder, threadKeys, type InboxEntry } from '../../src/cluster/thread-storage.js';
 import { ClusterThreads, type ThreadHost } from '../../src/cluster/threads.js';
 import { platformOrder } from '../../src/engine/inbox.js';
 import { silentLogger } from '../../src/log.js';
@@ -33,14 +33,13 @@ function message(chat: ChatInfo, messageId: string, text: string): InboundMessag
 
 const dm = (channel: string, chatId: string): ChatInfo => ({ channel, chatId, kind: 'dm', scope: 'global' });
 
-/** Stores the messages in the order given, and returns the inbox's texts in its order. */
+/** Stores the messages in the order given, and returns the inbox's texts in the order the thread reads them. */
 async function inboxAfter(chat: ChatInfo, arrivals: [messageId: string, text: string][]): Promise<string[]> {
   await flushDb(url());
   node = await ClusterNode.connect(url(), 'a', 2_000, silentLogger);
   threads = new ClusterThreads(node, silentLogger);
   for (const [messageId, text] of arrivals) expect((await threads.intake(message(chat, messageId, text))).kind).toBe('added');
-  const stored = await node.redis.lrange(threadKeys(threadKeyOf(chat)).inbox, 0, -1);
-  return stored.map((text) => (JSON.parse(text) as InboxEntry).message.text);
+  return inboxInOrder(await node.redis.lrange(threadKeys(threadKeyOf(chat)).inbox, 0, -1)).map((entry) => entry.message.text);
 }
 
 describe('platformOrder', () => {
