@@ -391,8 +391,7 @@ export class JobScheduler {
   private progressOf(job: JobRecord): JobProgress {
     let progress = this.progress.get(job.id);
     if (!progress) {
-      const { channel, chatId, subId } = job.origin;
-      progress = new JobProgress(this.services.outbox, subId ? { channel, chatId, subId } : { channel, chatId }, job.statusMessage);
+      progress = new JobProgress(this.services, job.origin, job.statusMessage);
       this.progress.set(job.id, progress);
     }
     return progress;
