@@ -36,14 +36,13 @@ export interface DeliveryServices {
 
 /**
  * Sends a named message once and, when it is `remembered`, writes it once
- * into its conversation's history. Resolves with the message (the earlier one
+ * into its conversation's history first. Resolves with the message (the earlier one
  * when it had gone out before), or undefined when it could not be posted.
  */
 export async function deliver(services: DeliveryServices, message: NamedMessage): Promise<SentMessage | undefined> {
-  const sent = await services.outbox.deliver(addressOf(message.chat), message.text, message.name);
-  // Only what people could see: a message that never went out is not what the bot said.
-  if (sent && message.remembered) await remember(services, message);
-  return sent;
+  // In the history before it is posted: a person who reads it and asks about it at once is answered knowing it.
+  if (message.remembered) await remember(services, message);
+  return services.outbox.deliver(addressOf(message.chat), message.text, message.name);
 }
 
 /** The address of a conversation, without what describes it. */

@@ -9,7 +9,11 @@
 import { addressOf, deliver, type DeliveryServices } from '../engine/delivery.js';
 import { formatElapsed } from '../engine/elapsed.js';
 import type { ChatAddress, ChatInfo, SentMessage } from '../channels/types.js';
-import type { JobRecord, JobState } from './job.js';
+import { FINAL_STATES, type JobRecord, type JobState } from './job.js';
+import type { JobStore } from './job-store.js';
+
+/** What a job's messages need: the delivery, and its store (whether its final message is owed). */
+export type ProgressServices = DeliveryServices & { jobs: JobStore };
 
 /** Status edits of one job are at least this far apart, unless its state changes. */
 const EDIT_SPACING_MS = 5_000;
@@ -64,7 +68,7 @@ export class JobProgress {
   private readonly chat: ChatAddress;
 
   constructor(
-    private readonly services: DeliveryServices,
+    private readonly services: ProgressServices,
     /** The conversation the job was created in. */
     private readonly origin: ChatInfo,
     message?: { ids: string[] },
@@ -103,6 +107,24 @@ export class JobProgress {
   async finish(job: JobRecord): Promise<void> {
     if (!this.services.outbox.channelOf(this.chat)?.capabilities.editsMayRepeat) await this.update(job, true);
     await this.pending;
-    await deliver(this.services, { name: `job:${job.id}:result`, chat: this.origin, text: jobFinalMessage(job), remembered: true });
+    const sent = await deliver(this.services, { name: `job:${job.id}:result`, chat: this.origin, text: jobFinalMessage(job), remembered: true });
+    if (sent) await this.services.jobs.update(job.id, (record) => delete record.resultOwed);
+  }
+}
+
+/**
+ * Posts the final messages of jobs that ended without one going out (the
+ * process died between the end and the post, or the platform refused it):
+ * at start, in the background. A message that did go out is not posted again.
+ */
+export async function deliverOwedResults(services: ProgressServices): Promise<void> {
+  // Only jobs ended before this start: one ending now posts its own.
+  const started = Date.now();
+  try {
+    for (const job of await services.jobs.list({ states: [...FINAL_STATES] })) {
+      if (job.resultOwed && (job.finishedAt ?? 0) < started) await new JobProgress(services, job.origin, job.statusMessage).finish(job);
+    }
+  } catch (error) {
+    services.log.error({ err: error }, 'final messages of ended jobs not posted');
   }
 }

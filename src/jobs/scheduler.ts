@@ -31,7 +31,7 @@ import type { JobStore } from './job-store.js';
 import { InProcessEngine, type JobEngine } from './engine.js';
 import { activeJobsCheck, refusalOnly, withinBounds } from './limits.js';
 import { ToolError } from '../errors.js';
-import { JobProgress } from './progress.js';
+import { deliverOwedResults, JobProgress } from './progress.js';
 import { accessLost, ownerAdmitted } from './owner-access.js';
 
 /** Why a worker was stopped. */
@@ -81,6 +81,7 @@ export class JobScheduler {
   async start(): Promise<void> {
     await this.engine.start((id) => this.runOne(id));
     this.services.log.info({ engine: this.engine.name }, 'job engine started');
+    void deliverOwedResults(this.services);
     for (const job of await this.jobs.unfinished()) {
       if (job.state === 'in_progress') await this.jobs.update(job.id, reportInterrupted);
       else if (job.state === 'waiting_approval' && !(approvedCallInterrupted(job) && (await this.jobs.transition(job.id, 'in_progress', reportInterrupted)).ok)) continue;
