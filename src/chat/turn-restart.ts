@@ -49,3 +49,8 @@ export function answerOptions(turn: TurnState, thread: string, open: OpenTurn): 
     ...(turn.resumed ? { resumed: true } : {}),
   };
 }
+
+/** The name of the restart notice of a turn: one notice, however often the restart is taken up again. */
+export function restartNoticeName(thread: string, open: OpenTurn): string {
+  return `restart:${thread}:${open.startedAt}`;
+}

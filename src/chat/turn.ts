@@ -18,7 +18,8 @@ import { inboxId } from '../engine/inbox.js';
 import { userMessagesFor } from './inbound-format.js';
 import { runAgenticLoop, type LoopContext, type LoopOutcome } from '../engine/loop.js';
 import type { AgentServices } from '../engine/services.js';
-import { answerOptions, interruptedResults, openTurn, RESTART_NOTICE, SHUTDOWN_NOTICE } from './turn-restart.js';
+import { answerOptions, interruptedResults, openTurn, RESTART_NOTICE, restartNoticeName, SHUTDOWN_NOTICE } from './turn-restart.js';
+import { takeSaid } from '../engine/delivery.js';
 import { stillHeld, TurnStopped } from './turn-stopped.js';
 
 /** Tool results written when an approval ends without running its call. */
@@ -60,7 +61,8 @@ export class TurnEngine {
       record.key,
       turn.chat,
       (current) => {
-        current.messages.push(...userMessagesFor(messages, turn.chat.kind, current.groupContext));
+        // What the bot said meanwhile (a job's result, a reminder) comes before what the person says now.
+        current.messages.push(...takeSaid(current), ...userMessagesFor(messages, turn.chat.kind, current.groupContext));
         current.inbox = current.inbox.filter((queued) => !read.has(queued.id));
         current.groupContext = [];
         current.turns += 1;
@@ -99,7 +101,7 @@ export class TurnEngine {
     await this.save(turn);
     // A reply that was streaming when the process died would stay half-written, marked in progress: the notice replaces it.
     if (open.draft) await this.services.outbox.edit({ chat: turn.chat, ids: open.draft }, RESTART_NOTICE);
-    else await this.services.outbox.send(turn.chat, RESTART_NOTICE, turn.replyTo ? { replyTo: turn.replyTo } : {});
+    else await this.services.outbox.deliver(turn.chat, RESTART_NOTICE, restartNoticeName(record.key, open), turn.replyTo ? { replyTo: turn.replyTo } : {});
     await this.loop(turn);
   }
 

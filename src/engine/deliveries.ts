@@ -16,6 +16,9 @@ import type { Namespace, Store } from '../store/store.js';
 /** How long a record outlives a crash that kept it from being forgotten. */
 const KEPT_MS = 24 * 60 * 60 * 1_000;
 
+/** How long a completed message is remembered as sent: longer than anything sends it again. */
+const DONE_KEPT_MS = 7 * 24 * 60 * 60 * 1_000;
+
 /** Platform ids of the parts sent, by position. */
 const SentSchema = z.record(z.string(), z.string());
 
@@ -31,9 +34,11 @@ export function memoryLedger(): PartLedger {
   };
 }
 
-/** The stored ledgers of named answers. */
+/** The stored ledgers of named answers, and the names of messages sent whole. */
 export class DeliveryLog {
   private readonly records: Namespace<Record<string, string>>;
+  /** Platform ids of each named message that went out whole. */
+  private readonly done: Namespace<string[]>;
   /** Answers with a record in the store, so that forgetting the others costs nothing. */
   private readonly recorded = new Set<string>();
 
@@ -42,6 +47,28 @@ export class DeliveryLog {
     private readonly log: Logger,
   ) {
     this.records = store.namespace('delivered', SentSchema);
+    this.done = store.namespace('delivered-whole', z.array(z.string()));
+  }
+
+  /** The platform ids of the message named `key` if it went out whole (see {@link complete}); a store that cannot say counts as not. */
+  async completed(key: string): Promise<string[] | undefined> {
+    try {
+      return await this.done.get(key);
+    } catch (error) {
+      this.log.warn({ err: error }, 'whether a named message went out not read; sending it');
+      return undefined;
+    }
+  }
+
+  /** Puts on record that the message named `key` went out whole as `ids`: sending it again posts nothing. Its part ledger can go. */
+  async complete(key: string, ids: readonly string[]): Promise<void> {
+    try {
+      await this.done.set(key, [...ids], DONE_KEPT_MS);
+    } catch (error) {
+      this.log.warn({ err: error }, 'a sent message not put on record as sent');
+      return;
+    }
+    await this.forget(key);
   }
 
   /**

@@ -103,6 +103,10 @@ export const ThreadRecordSchema = z.object({
   turn: OpenTurnSchema.optional(),
   /** The model chosen with `/model`; the default when unset. */
   model: z.string().optional(),
+  /** What the bot said outside a turn (a job's result, a reminder) while one was open: history from the next turn's start. */
+  said: z.array(z.string()).optional(),
+  /** Names of the latest named messages written into the history (see delivery.ts), so that one sent again is written once. */
+  delivered: z.array(z.string()).optional(),
 });
 /** The stored state of one thread. */
 export type ThreadRecord = z.infer<typeof ThreadRecordSchema>;

@@ -37,6 +37,26 @@ export class Outbox {
     return this.attempt('send', chat, (channel) => channel.send(chat, this.redact(text), { ...options, parts }));
   }
 
+  /**
+   * Sends a named message that must arrive once (a job's result, a reminder, a
+   * restart notice): nothing is posted when it went out whole before, the
+   * parts an earlier attempt sent are skipped, and once it is out it is put on
+   * record as sent. `name` says what it is (`job:<id>:result`). Resolves
+   * with the message (the one sent before, when it was), or undefined when
+   * every attempt failed (logged).
+   */
+  async deliver(chat: ChatAddress, text: string, name: string, options: Pick<SendOptions, 'replyTo' | 'after' | 'resumed'> = {}): Promise<SentMessage | undefined> {
+    const before = await this.deliveries?.completed(name);
+    if (before) {
+      this.log.debug({ channel: chat.channel, name }, 'named message went out before; not sending it again');
+      return { chat, ids: before };
+    }
+    const parts = this.deliveries ? await this.deliveries.ledger(name, true) : memoryLedger();
+    const sent = await this.send(chat, text, { ...options, idempotencyKey: name, parts });
+    if (sent) await this.deliveries?.complete(name, sent.ids);
+    return sent;
+  }
+
   /** Drops the record of a named answer's sent parts (its turn is closed on record). */
   async forget(idempotencyKey: string): Promise<void> {
     await this.deliveries?.forget(idempotencyKey);

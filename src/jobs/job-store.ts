@@ -106,7 +106,10 @@ export class JobStore {
         }
         job.state = to;
         job.updatedAt = Date.now();
-        if (FINAL_STATES.has(to)) job.finishedAt = job.updatedAt;
+        if (FINAL_STATES.has(to)) {
+          job.finishedAt = job.updatedAt;
+          job.resultOwed = true;
+        }
         change?.(job);
         return job;
       },

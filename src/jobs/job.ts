@@ -94,6 +94,8 @@ export const JobRecordSchema = z.object({
   inbox: z.array(z.string()),
   /** The job's status message in its origin conversation. */
   statusMessage: z.object({ ids: z.array(z.string()) }).optional(),
+  /** Set by the write that ends the job, cleared once its final message is out: a start posts what a crash kept from going out. */
+  resultOwed: z.boolean().optional(),
   /** What the job is doing now, for its status line. */
   activity: z.string().optional(),
   /** The plan of a planned job, and how far it got (steps run without model calls). */

@@ -1,12 +1,19 @@
 /**
  * What a job shows in the conversation it was created in: one status message,
  * edited as it goes (state, step, what it is doing, elapsed time), then a
- * final message with the result or why it ended.
+ * final message with the result or why it ended. Both are named deliveries
+ * (`job:<id>:status`, `job:<id>:result`): sent again after a crash or a
+ * restart, they are not posted twice; the result is also written into the
+ * conversation's history as what the bot said.
  */
-import type { Outbox } from '../engine/outbox.js';
+import { addressOf, deliver, type DeliveryServices } from '../engine/delivery.js';
 import { formatElapsed } from '../engine/elapsed.js';
-import type { ChatAddress, SentMessage } from '../channels/types.js';
-import type { JobRecord, JobState } from './job.js';
+import type { ChatAddress, ChatInfo, SentMessage } from '../channels/types.js';
+import { FINAL_STATES, type JobRecord, type JobState } from './job.js';
+import type { JobStore } from './job-store.js';
+
+/** What a job's messages need: the delivery, and its store (whether its final message is owed). */
+export type ProgressServices = DeliveryServices & { jobs: JobStore };
 
 /** Status edits of one job are at least this far apart, unless its state changes. */
 const EDIT_SPACING_MS = 5_000;
@@ -58,13 +65,16 @@ export class JobProgress {
   private lastState: JobState | undefined;
   private lastText = '';
   private pending: Promise<void> = Promise.resolve();
+  private readonly chat: ChatAddress;
 
   constructor(
-    private readonly outbox: Outbox,
-    private readonly chat: ChatAddress,
+    private readonly services: ProgressServices,
+    /** The conversation the job was created in. */
+    private readonly origin: ChatInfo,
     message?: { ids: string[] },
   ) {
-    if (message?.ids.length) this.message = { chat, ids: message.ids };
+    this.chat = addressOf(origin);
+    if (message?.ids.length) this.message = { chat: this.chat, ids: message.ids };
   }
 
   /** The status message, once sent (to be kept in the job's record). */
@@ -83,7 +93,8 @@ export class JobProgress {
     this.lastState = job.state;
     this.lastText = text;
     this.pending = this.pending.then(async () => {
-      this.message = this.message ? await this.outbox.edit(this.message, text) : await this.outbox.send(this.chat, text);
+      const { outbox } = this.services;
+      this.message = this.message ? await outbox.edit(this.message, text) : await outbox.deliver(this.chat, text, `job:${job.id}:status`);
     });
     return this.pending;
   }
@@ -94,8 +105,26 @@ export class JobProgress {
    * terminal), the result alone says it: one line, not two.
    */
   async finish(job: JobRecord): Promise<void> {
-    if (!this.outbox.channelOf(this.chat)?.capabilities.editsMayRepeat) await this.update(job, true);
+    if (!this.services.outbox.channelOf(this.chat)?.capabilities.editsMayRepeat) await this.update(job, true);
     await this.pending;
-    await this.outbox.send(this.chat, jobFinalMessage(job));
+    const sent = await deliver(this.services, { name: `job:${job.id}:result`, chat: this.origin, text: jobFinalMessage(job), remembered: true });
+    if (sent) await this.services.jobs.update(job.id, (record) => delete record.resultOwed);
+  }
+}
+
+/**
+ * Posts the final messages of jobs that ended without one going out (the
+ * process died between the end and the post, or the platform refused it):
+ * at start, in the background. A message that did go out is not posted again.
+ */
+export async function deliverOwedResults(services: ProgressServices): Promise<void> {
+  // Only jobs ended before this start: one ending now posts its own.
+  const started = Date.now();
+  try {
+    for (const job of await services.jobs.list({ states: [...FINAL_STATES] })) {
+      if (job.resultOwed && (job.finishedAt ?? 0) < started) await new JobProgress(services, job.origin, job.statusMessage).finish(job);
+    }
+  } catch (error) {
+    services.log.error({ err: error }, 'final messages of ended jobs not posted');
   }
 }

@@ -32,7 +32,7 @@ import { InProcessEngine } from '../deployment/work-queue.js';
 import type { JobEngine } from './engine.js';
 import { activeJobsCheck, refusalOnly, withinBounds } from './limits.js';
 import { ToolError } from '../errors.js';
-import { JobProgress } from './progress.js';
+import { deliverOwedResults, JobProgress } from './progress.js';
 import { accessLost, ownerAdmitted } from './owner-access.js';
 
 /** Why a worker was stopped. */
@@ -82,6 +82,7 @@ export class JobScheduler {
   async start(): Promise<void> {
     await this.engine.start((id) => this.runOne(id));
     this.services.log.info({ engine: this.engine.name }, 'job engine started');
+    void deliverOwedResults(this.services);
     for (const job of await this.jobs.unfinished()) {
       if (job.state === 'in_progress') await this.jobs.update(job.id, reportInterrupted);
       else if (job.state === 'waiting_approval' && !(approvedCallInterrupted(job) && (await this.jobs.transition(job.id, 'in_progress', reportInterrupted)).ok)) continue;
@@ -393,8 +394,7 @@ export class JobScheduler {
   private progressOf(job: JobRecord): JobProgress {
     let progress = this.progress.get(job.id);
     if (!progress) {
-      const { channel, chatId, subId } = job.origin;
-      progress = new JobProgress(this.services.outbox, subId ? { channel, chatId, subId } : { channel, chatId }, job.statusMessage);
+      progress = new JobProgress(this.services, job.origin, job.statusMessage);
       this.progress.set(job.id, progress);
     }
     return progress;

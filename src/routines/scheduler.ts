@@ -14,6 +14,7 @@
  * skipped. A prompt routine whose previous firing's job has not ended starts
  * no other: that firing is recorded as skipped, and nobody is told.
  */
+import { deliver } from '../engine/delivery.js';
 import type { AgentServices } from '../engine/services.js';
 import { ToolError } from '../errors.js';
 import { FINAL_STATES } from '../jobs/job.js';
@@ -162,7 +163,7 @@ export class RoutineScheduler {
       this.services.log.debug({ routine: routineId, at }, 'routine firing already claimed');
       return;
     }
-    const result = await this.run(routine, at);
+    const result = await this.run(routine, at, id);
     const next = reason === 'manual' ? routine.nextAt : nextFiring(routine.schedule, routine.timezone, Math.max(at, this.now()));
     const updated = await this.routines.update(routineId, (entry) => {
       entry.lastAt = at;
@@ -179,22 +180,23 @@ export class RoutineScheduler {
       }
     });
     // Told once: a routine already paused for this reason (run by hand since) says nothing more.
-    if (result.pause && (routine.enabled || routine.pausedReason !== result.pause)) await this.tellOwner(routine, `⏸️ Routine ${routine.id} "${routine.name}" is paused: ${result.pause}. Fix it and use /routines resume ${routine.id}.`);
+    if (result.pause && (routine.enabled || routine.pausedReason !== result.pause)) await this.tellOwner(routine, `routine:${routine.id}:${id}:paused`, `⏸️ Routine ${routine.id} "${routine.name}" is paused: ${result.pause}. Fix it and use /routines resume ${routine.id}.`);
     if (updated?.enabled && reason !== 'manual' && next !== undefined) await this.timers.arm(routineId, next);
   }
 
   /**
    * Posts a reminder or starts the prompt's job; a broken configuration pauses
    * instead of spending tokens; a job still running from the previous firing,
-   * or a job limit reached, skips this firing.
+   * or a job limit reached, skips this firing. A reminder is a named delivery
+   * (`routine:<id>:<firing>`), written into its conversation's history too.
    */
-  private async run(routine: Routine, at: number): Promise<FiringResult> {
+  private async run(routine: Routine, at: number, firing: string): Promise<FiringResult> {
     const { registry, outbox, log } = this.services;
     const address = { channel: routine.origin.channel, chatId: routine.origin.chatId, ...(routine.origin.subId ? { subId: routine.origin.subId } : {}) };
     // Someone who lost access stops acting through the bot: the routine pauses, and says so once.
     if (!(await ownerAdmitted(outbox, routine.owner, routine.origin))) return { text: 'not run', pause: accessLost(routine.ownerName) };
     if (routine.action.kind === 'message') {
-      const sent = await outbox.send(address, `⏰ ${routine.action.text}`);
+      const sent = await deliver(this.services, { name: `routine:${routine.id}:${firing}`, chat: routine.origin, text: `⏰ ${routine.action.text}`, remembered: true });
       if (!sent) return { text: 'the reminder could not be posted', pause: 'its conversation could not be reached' };
       log.info({ routine: routine.id, at }, 'reminder sent');
       return { text: 'reminder sent' };
@@ -240,9 +242,8 @@ export class RoutineScheduler {
     return `the job of its previous firing (${job.id}) has not ended (${job.state.replace('_', ' ')})`;
   }
 
-  private async tellOwner(routine: Routine, text: string): Promise<void> {
-    const address = { channel: routine.origin.channel, chatId: routine.origin.chatId, ...(routine.origin.subId ? { subId: routine.origin.subId } : {}) };
-    await this.services.outbox.send(address, text);
+  private async tellOwner(routine: Routine, name: string, text: string): Promise<void> {
+    await deliver(this.services, { name, chat: routine.origin, text });
   }
 
   /** A routine in one line, for lists. */
