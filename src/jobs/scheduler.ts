@@ -82,7 +82,7 @@ export class JobScheduler {
   async start(): Promise<void> {
     await this.engine.start((id) => this.runOne(id));
     this.services.log.info({ engine: this.engine.name }, 'job engine started');
-    void deliverOwedResults(this.services);
+    void deliverOwedResults({ ...this.services, jobs: this.jobs });
     for (const job of await this.jobs.unfinished()) {
       if (job.state === 'in_progress') await this.jobs.update(job.id, reportInterrupted);
       else if (job.state === 'waiting_approval' && !(approvedCallInterrupted(job) && (await this.jobs.transition(job.id, 'in_progress', reportInterrupted)).ok)) continue;
@@ -394,7 +394,7 @@ export class JobScheduler {
   private progressOf(job: JobRecord): JobProgress {
     let progress = this.progress.get(job.id);
     if (!progress) {
-      progress = new JobProgress(this.services, job.origin, job.statusMessage);
+      progress = new JobProgress({ ...this.services, jobs: this.jobs }, job.origin, job.statusMessage);
       this.progress.set(job.id, progress);
     }
     return progress;

@@ -25,7 +25,7 @@ describe('a reminder', () => {
   it('is in the conversation\'s history: asked afterwards, the model is shown it as what the bot said', async () => {
     rig = await startAppRig({ responder: echoAll });
     const at = Date.now() + 100;
-    await rig.app.runtime.routines.add({ ...reminderRecord('rwater001', 'drink some water', at), schedule: { kind: 'at', at } });
+    await rig.app.routines.scheduler.add({ ...reminderRecord('rwater001', 'drink some water', at), schedule: { kind: 'at', at } });
     await rig.platform.waitFor(() => reminders().length === 1, 5_000, 'the reminder');
     rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'what did you remind me of?' });
     await rig.platform.waitFor(() => rig!.platform.messagesIn(dm).some((m) => m.text.startsWith('echo: what did you remind me of?')), 5_000, 'the answer');
