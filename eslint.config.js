@@ -3,13 +3,9 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** Channels depend on the port (src/channels/types.ts), their shared helpers, log, errors and config types. */
-const CHANNEL_NOT_TOOLS = {
-  group: ['**/tools/**'],
-  message: 'Channels never import tools; what a channel needs crosses src/channels/types.ts.',
-};
 const CHANNEL_BOUNDARIES = [
-  { group: ['**/agent/**'], message: 'Channels never import the agent; the agent consumes the events of src/channels/types.ts.' },
-  CHANNEL_NOT_TOOLS,
+  { group: ['**/chat/**', '**/engine/**'], message: 'Channels never import the chat application or the engine; they consume the events of src/channels/types.ts.' },
+  { group: ['**/tools/**'], message: 'Channels never import tools; what a channel needs crosses src/channels/types.ts.' },
   { group: ['**/llm/**'], message: 'Channels never import the LLM layer; replies reach them as plain text through src/channels/types.ts.' },
 ];
 
@@ -24,21 +20,12 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
     },
   },
-  // Layer boundaries (folders follow the flow channels -> agent -> tools -> llm -> store).
+  // Layer boundaries at the import line (folders follow the flow channels -> chat and engine -> tools -> llm -> store).
+  // The whole import structure (every folder, no cycles) is checked by dependency-cruiser: .dependency-cruiser.cjs.
   // A later block for the same files replaces this rule, so each block lists all its groups.
   {
     files: ['src/channels/**'],
     rules: { 'no-restricted-imports': ['error', { patterns: CHANNEL_BOUNDARIES }] },
-  },
-  {
-    // The port re-exports ChatKind, which tools/types.ts declares for the tools' permissions; only that import passes.
-    files: ['src/channels/types.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [...CHANNEL_BOUNDARIES.filter((p) => p !== CHANNEL_NOT_TOOLS), { ...CHANNEL_NOT_TOOLS, group: ['**/tools/**', '!../tools/types.js'] }] },
-      ],
-    },
   },
   {
     files: ['src/chat/**', 'src/engine/**'],
@@ -49,11 +36,11 @@ export default tseslint.config(
           patterns: [
             {
               group: ['grammy', 'grammy/**', '@grammyjs/**', 'discord.js', 'discord.js/**', '@discordjs/**', '@slack/**'],
-              message: 'The agent never imports a platform library; platform I/O lives in an adapter under src/channels/.',
+              message: 'The chat and the engine never import a platform library; platform I/O lives in an adapter under src/channels/.',
             },
             {
               group: ['**/channels/**', '!**/channels/types.js', '!**/channels/command-grammar.js'],
-              message: 'The agent reaches the channels only through the port, src/channels/types.ts (and the command grammar it defines commands in).',
+              message: 'The chat and the engine reach the channels only through the port, src/channels/types.ts (and the command grammar it defines commands in).',
             },
           ],
         },
@@ -68,7 +55,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['**/channels/**'], message: 'Tools never import channels; a tool sees the chat only through its ToolContext.' },
-            { group: ['**/agent/**'], message: 'Tools never import the agent; the agent calls the tools, not the other way round.' },
+            { group: ['**/chat/**', '**/engine/**'], message: 'Tools never import the chat or the engine; the engine calls the tools, not the other way round.' },
           ],
         },
       ],

@@ -3,12 +3,14 @@
  * the normalised event and message shapes that cross that boundary. Platform
  * libraries never leak past an adapter.
  */
-import type { Election } from '../cluster/election.js';
+import type { ChatKind } from '../chat-kind.js';
 import type { Logger } from '../log.js';
-import type { ChatKind } from '../tools/types.js';
 import type { CommandSpec } from './command-grammar.js';
+import type { Election } from './election.js';
 
-export type { ChatKind } from '../tools/types.js';
+export type { ChatKind } from '../chat-kind.js';
+/** The election port adapters campaign through for a duty only one instance may hold: see `election.ts`. */
+export type { Election, Leadership } from './election.js';
 /** Commands are defined by the grammar: see `command-grammar.ts`. */
 export type { CommandSpec } from './command-grammar.js';
 

@@ -8,7 +8,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../log.js';
-import type { Election, Leadership } from './election.js';
+import type { Election, Leadership } from '../channels/election.js';
 import type { ClusterMembers } from './members.js';
 import type { ClusterNode, HeldLease } from './node.js';
 

@@ -3,14 +3,14 @@
  * agent. Tools never import channels; the agent never imports a tool's internals.
  */
 import type { z } from 'zod';
+import type { ChatKind } from '../chat-kind.js';
 import type { ToolCall, ToolDefinition } from '../llm/types.js';
 import type { Logger } from '../log.js';
 
+export type { ChatKind } from '../chat-kind.js';
+
 /** Whether a call needs a human's approval before it runs. */
 export type ApprovalRequirement = 'never' | 'unlessAutoApproved' | 'always';
-
-/** DM: one human and the bot. Group: a guild channel, group chat or Slack channel. */
-export type ChatKind = 'dm' | 'group';
 
 /**
  * Where a call is made from, for approvals.

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TelegramChannel } from '../../src/channels/telegram/adapter.js';
 import { POLLING_DUTY } from '../../src/channels/telegram/polling-duty.js';
 import type { ChannelState, InboundEvent } from '../../src/channels/types.js';
-import type { Election, Leadership } from '../../src/cluster/election.js';
+import type { Election, Leadership } from '../../src/channels/election.js';
 import { startFakeTelegram, waitFor, type FakeTelegram } from '../fakes/telegram/index.js';
 import { ALICE, capturingLogger, dmOf, EventReader, FAST_OPTIONS, memoryState, sleep, testConfig, testDeps } from './telegram/helpers.js';
 

@@ -11,7 +11,7 @@
  */
 import type { APIApplicationCommandOption, Client, Interaction, Message, RepliableInteraction } from 'discord.js';
 import { Events } from 'discord.js';
-import { soleElection, type Election } from '../../cluster/election.js';
+import { soleElection, type Election } from '../election.js';
 import { ChannelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { openDmWarning, type Allowlists } from '../access.js';

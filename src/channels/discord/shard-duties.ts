@@ -11,7 +11,7 @@
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from 'discord.js';
-import type { Election, Leadership } from '../../cluster/election.js';
+import type { Election, Leadership } from '../election.js';
 import type { Logger } from '../../log.js';
 import type { ChannelHealth } from '../types.js';
 import { connectClient } from './connect.js';

@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import type { Bot } from 'grammy';
 import type { Update } from 'grammy/types';
-import { soleElection } from '../../cluster/election.js';
+import { soleElection } from '../election.js';
 import type { Config } from '../../config/schema.js';
 import { ChannelError, ConfigError } from '../../errors.js';
 import type { Logger } from '../../log.js';

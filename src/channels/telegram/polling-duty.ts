@@ -10,7 +10,7 @@
  */
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Election, Leadership } from '../../cluster/election.js';
+import type { Election, Leadership } from '../election.js';
 import type { Logger } from '../../log.js';
 import type { ChannelHealth } from '../types.js';
 import { describeError } from './errors.js';

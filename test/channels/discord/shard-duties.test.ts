@@ -11,7 +11,7 @@ import { DiscordChannel } from '../../../src/channels/discord/adapter.js';
 import { heldShardsHealth } from '../../../src/channels/discord/health.js';
 import { shardDuty } from '../../../src/channels/discord/shard-duties.js';
 import type { InboundMessage } from '../../../src/channels/types.js';
-import type { Election, Leadership } from '../../../src/cluster/election.js';
+import type { Election, Leadership } from '../../../src/channels/election.js';
 import { DiscordConfigSchema } from '../../../src/config/schema.js';
 import { startFakeDiscord, waitFor, type FakeDiscord } from '../../fakes/discord/index.js';
 import { EventReader, testDeps } from './harness.js';

@@ -5,7 +5,7 @@
  * be) and does not post it again, without touching any other message.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Election } from '../../../src/cluster/election.js';
+import type { Election } from '../../../src/channels/election.js';
 import { memoryLedger } from '../../../src/engine/deliveries.js';
 import { SentTrail } from '../../../src/channels/telegram/sent-trail.js';
 import type { ChannelState, ChatAddress } from '../../../src/channels/types.js';

@@ -1,8 +1,10 @@
 /**
- * One holder among the instances for a named duty (Telegram's long poll: a
- * second poller would get 409 from Telegram; each of Discord's shards). On one
- * process, there is no one to compete with: {@link soleElection} grants every
- * campaign at once.
+ * The election port of the channel contract: one holder among the instances
+ * for a named duty (Telegram's long poll: a second poller would get 409 from
+ * Telegram; each of Discord's shards). Adapters receive an {@link Election} in
+ * their `ChannelDeps`; a shared deployment hands them one over Redis
+ * (`cluster/redis-election.ts`). On one process, there is no one to compete
+ * with: {@link soleElection} grants every campaign at once.
  */
 
 /** A duty held by this instance until `lost` aborts or it resigns. */
