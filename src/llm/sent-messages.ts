@@ -7,7 +7,7 @@
  * place, but if one is, it is converted again).
  */
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
-import { redactMessage } from '../safety/model-messages.js';
+import { redactMessage } from './redact-messages.js';
 import type { ChatMessage, ToolCall } from './types.js';
 import { toWireMessage } from './wire.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { SentMessages } from '../../src/llm/sent-messages.js';
-import { redactMessages } from '../../src/safety/model-messages.js';
+import { redactMessages } from '../../src/llm/redact-messages.js';
 import { toWireMessage } from '../../src/llm/wire.js';
 
 const conversation = (): ChatMessage[] => [

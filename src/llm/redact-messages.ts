@@ -4,7 +4,7 @@
  * replies as it wrote them, the arguments of its tool calls. A credential in
  * any of them would otherwise go back to the model endpoint on every request.
  */
-import type { ChatMessage } from '../llm/types.js';
+import type { ChatMessage } from './types.js';
 
 /**
  * `messages` with `redact` applied to every text the model reads (contents and
