@@ -14,7 +14,7 @@ import type { ChatMessage } from '../llm/types.js';
 import { silentLogger, type Logger } from '../log.js';
 import { KeyedMutex } from '../store/mutex.js';
 import type { Namespace, Store } from '../store/store.js';
-import { ChatMessageSchema, ThreadRecordSchema, type ThreadRecord } from './history.js';
+import { ChatMessageSchema, ThreadRecordSchema, type ThreadRecord } from './thread-record.js';
 import type { ThreadDelta, ThreadStorage } from './thread-storage.js';
 
 /** Messages per segment: besides the head, an append rewrites at most this many. */

@@ -3,7 +3,7 @@
  * memory and hands each write to a storage with what changed since the last
  * one, so a turn writes its new messages, not the whole thread.
  */
-import type { ThreadRecord } from './history.js';
+import type { ThreadRecord } from './thread-record.js';
 
 /** What a write changes besides the record's small fields. */
 export interface ThreadDelta {
