@@ -21,7 +21,7 @@ export default tseslint.config(
     },
   },
   // Layer boundaries at the import line (folders follow the flow channels -> chat and engine -> tools -> llm -> store).
-  // The whole import structure (every folder, no cycles) is checked by dependency-cruiser: .dependency-cruiser.cjs.
+  // The whole import structure (every folder, no cycles) is checked by dependency-cruiser: .dependency-cruiser.mjs.
   // A later block for the same files replaces this rule, so each block lists all its groups.
   {
     files: ['src/channels/**'],
