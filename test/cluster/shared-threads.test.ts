@@ -101,16 +101,19 @@ describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, (
     // The message is stored in the thread's shared inbox on Redis and handed to the runner; the thread's record is not written for it.
     const inbox = threadKeys(threadKeyOf(dm)).inbox;
     const redis = clusterOf(solo.app.deployment)!.node.redis;
-    for (const end = Date.now() + 5_000; (await redis.llen(inbox)) === 0 && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 20));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(() => (solo.app.runtime.runner(threadKeyOf(dm))?.queuedMessages ?? 0) >= 1, () => 'the second message handed to the thread\'s runner');
+    expect(await redis.llen(inbox)).toBe(1);
     await solo.app.services.history.flushThread(threadKeyOf(dm));
     expect(writes.slice(before)).toEqual([]);
-    for (const end = Date.now() + 10_000; Date.now() < end; ) {
-      held.releaseAll();
-      if (!held.waiting && (await redis.llen(inbox)) === 0 && held.arrived.some((request) => JSON.stringify(request.messages).includes('second'))) break;
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    // From here every model call is answered at once: both messages are read, and the shared inbox empties.
+    const releasing = setInterval(() => held.releaseAll(), 10);
+    try {
+      await waitFor(() => held.arrived.some((request) => JSON.stringify(request.messages).includes('second')), () => 'the second message read by the model');
+      for (const end = Date.now() + 10_000; (await redis.llen(inbox)) > 0 && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 20));
+      await solo.app.runtime.idle();
+    } finally {
+      clearInterval(releasing);
     }
-    await solo.app.runtime.idle();
     // Both messages were read, and the inbox is empty.
     expect(await redis.llen(inbox)).toBe(0);
   });
