@@ -27,13 +27,6 @@ const ROOT_FILES = '^src/(?!app\\.ts$|main\\.ts$)[^/]+\\.ts$';
 /** Everything above the edges but cluster/ and the program, which rules of their own keep to themselves. */
 const ABOVE_THE_EDGES = [CHAT, FEATURES, HTTP, DEPLOYMENT, ENGINE];
 
-/**
- * Two MCP modules that config/ reads while it loads a file: which server environment variables
- * are refused and how `${VAR}` references in server settings expand. Both import nothing of src/
- * but each other (the rule `mcp-config-helpers-are-leaves` keeps them so).
- */
-const MCP_CONFIG_HELPERS = '^src/mcp/(environment|secrets)\\.ts$';
-
 /** @type {import('dependency-cruiser').IConfiguration} */
 export default {
   forbidden: [
@@ -92,7 +85,7 @@ export default {
       name: 'mcp-imports-no-other-feature',
       severity: 'error',
       comment: 'MCP is a tool source; it knows nothing of jobs or routines.',
-      from: { path: '^src/mcp/', pathNot: MCP_CONFIG_HELPERS },
+      from: { path: '^src/mcp/' },
       to: { path: '^src/(jobs|routines)/' },
     },
     {
@@ -124,14 +117,7 @@ export default {
       severity: 'error',
       comment: 'tools, llm, store, config and safety sit under everything else: no engine, chat, feature, deployment, channel or program code.',
       from: { path: '^src/(tools|llm|store|config|safety)/' },
-      to: { path: [...ABOVE_THE_EDGES, CHANNELS], pathNot: MCP_CONFIG_HELPERS },
-    },
-    {
-      name: 'mcp-config-helpers-are-leaves',
-      severity: 'error',
-      comment: 'config/ may read these two MCP modules only while they import nothing of src/ but each other.',
-      from: { path: MCP_CONFIG_HELPERS },
-      to: { path: '^src/', pathNot: MCP_CONFIG_HELPERS },
+      to: { path: [...ABOVE_THE_EDGES, CHANNELS] },
     },
     {
       name: 'tools-are-the-top-edge',

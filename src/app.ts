@@ -30,7 +30,7 @@ import { OpenAiProvider } from './llm/openai-provider.js';
 import type { LlmProvider } from './llm/types.js';
 import { silentLogger, type Logger } from './log.js';
 import { mcpFeature, MCP_COMMAND } from './mcp/feature.js';
-import { mcpSecrets } from './mcp/secrets.js';
+import { mcpSecrets } from './config/mcp-secrets.js';
 import { routinesFeature, type RoutinesFeature } from './routines/feature.js';
 import { ROUTINES_COMMAND } from './routines/commands.js';
 import { RoutineStore } from './routines/routine.js';

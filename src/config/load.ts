@@ -7,7 +7,7 @@ import { extname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { expandReferences, secretFileIssues } from '../mcp/secrets.js';
+import { expandReferences, secretFileIssues } from './mcp-secrets.js';
 import { withoutPassword } from '../store/url.js';
 import { closestKey, knownKeysAt } from './keys.js';
 import { applyRenames, dropRetired } from './renamed.js';

@@ -3,7 +3,7 @@
  * and the bounds a hostile server meets.
  */
 import { z } from 'zod';
-import { isRefusedVariable } from '../mcp/environment.js';
+import { isRefusedVariable } from './mcp-environment.js';
 import { httpUrl } from './url.js';
 
 const ApprovalModeSchema = z.enum(['never', 'unlessAutoApproved', 'always']);

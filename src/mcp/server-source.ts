@@ -29,11 +29,11 @@ import type { Logger } from '../log.js';
 import { createRedactor, type Redactor } from '../safety/secrets.js';
 import { StaticToolSource, type SourceState, type SourceStatus, type ToolSource } from '../tools/source.js';
 import type { Tool, ToolContext } from '../tools/types.js';
-import { inheritedOverrides, serverEnvironment } from './environment.js';
+import { inheritedOverrides, serverEnvironment } from '../config/mcp-environment.js';
 import { boundedTools, ChangeCounter, listAllTools, ListingError, type ListedTool, type McpLimits } from './listing.js';
 import { modelToolNames } from './names.js';
 import { resultText, serverError, type McpContent } from './results.js';
-import { serverSecrets } from './secrets.js';
+import { serverSecrets } from '../config/mcp-secrets.js';
 
 /** A server's configuration (config `mcp.servers.<name>`). */
 export type McpServerConfig = z.infer<typeof McpServerSchema>;

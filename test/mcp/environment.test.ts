@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { McpServerSchema } from '../../src/config/schema.js';
-import { isRefusedVariable, serverEnvironment } from '../../src/mcp/environment.js';
+import { isRefusedVariable, serverEnvironment } from '../../src/config/mcp-environment.js';
 import { McpServerSource } from '../../src/mcp/server-source.js';
 import { capturedLog, HOSTILE, tsServer } from './chat.js';
 

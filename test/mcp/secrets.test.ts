@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { configuredSecrets } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load.js';
-import { isSecretValue, literalSecretKeys, mcpSecrets } from '../../src/mcp/secrets.js';
+import { isSecretValue, literalSecretKeys, mcpSecrets } from '../../src/config/mcp-secrets.js';
 import { startHostileHttp, type HostileHttp } from '../fakes/mcp/hostile.js';
 import { startAppRig, type AppRig } from '../support/app-rig.js';
 import { answer, HOSTILE, model, tsServer } from './chat.js';

@@ -18,7 +18,7 @@
  * names a secret (token, secret, password, key, auth...) makes its value one
  * whatever it looks like.
  */
-import { INHERITED_VARIABLES } from './environment.js';
+import { INHERITED_VARIABLES } from './mcp-environment.js';
 
 /** The two places of a server config that hold values for the server. */
 export type McpValuePlace = 'env' | 'headers';
