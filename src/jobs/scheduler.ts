@@ -328,6 +328,8 @@ export class JobScheduler {
   }
 
   private async end(job: RunningJob, state: 'completed' | 'failed' | 'cancelled', result: string): Promise<void> {
+    // Ended already (what came after its end failed): its conversation and record stay as they ended.
+    if (FINAL_STATES.has(job.state)) return;
     await this.jobs.saveConversation(job, job.messages);
     const ended = await this.jobs.transition(job.id, state, (record) => {
       keepRun(record, job);
@@ -335,6 +337,7 @@ export class JobScheduler {
       delete record.activity;
     });
     if (!ended.ok) return;
+    job.state = state;
     this.services.log.info({ job: job.id, state }, 'job ended');
     await this.progressOf(ended.job).finish(ended.job);
     this.progress.delete(job.id);
