@@ -10,8 +10,8 @@ import { toolResult } from '../llm/call-ids.js';
 import type { ChatMessage } from '../llm/types.js';
 import { newApproval, type PendingApproval } from '../engine/approval-book.js';
 import type { ApprovalFlow, ApprovalResumption } from '../engine/approval-flow.js';
+import { runApprovedCall } from '../engine/approved-call.js';
 import { ChatDelegate, type ChatFailure, type TurnState } from './chat-delegate.js';
-import type { TurnPresenter } from './presenter.js';
 import type { OpenTurn, ThreadRecord } from '../engine/history.js';
 import { loopStoppedMessage, roundsExhaustedMessage } from '../engine/guards/notices.js';
 import { inboxId } from '../engine/inbox.js';
@@ -110,14 +110,11 @@ export class TurnEngine {
     if (approval.kind === 'loop') return this.resumeLoop(turn, approval, how);
     const { record } = turn;
     if (how.kind === 'superseded') turn.consumed.push(...how.messages.map(inboxId));
-    // Journaled before the approved call runs: a crash during it resumes the turn
+    // The open turn is the journal: a crash during the approved call resumes the turn
     // with the call reported as interrupted, not run a second time.
     record.turn = openTurn(turn);
-    await this.save(turn);
     const delegate = new ChatDelegate(turn, this.services);
-    // The approved call shows progress like any other: typing, then a status line with its elapsed time.
-    turn.presenter.start();
-    const first = await this.resultFor(approval, how, delegate, turn.presenter);
+    const first = await this.resultFor(turn, approval, how, delegate);
     record.messages.push(first);
     const remaining = [...approval.deferred];
     if (how.kind !== 'approved') {
@@ -334,14 +331,27 @@ export class TurnEngine {
     return `You have reached today's usage limit ($${this.services.config.agent.dailyCostLimitUsd.toFixed(2)}; spent $${spent.costUsd.toFixed(2)}). It resets at midnight UTC.`;
   }
 
-  private async resultFor(approval: PendingApproval, how: ApprovalResumption, delegate: ChatDelegate, presenter: TurnPresenter): Promise<ChatMessage> {
-    // A tool approval never resumes with a loop answer; read one as a refusal all the same.
-    if (how.kind === 'loop') return toolResult(approval.call, APPROVAL_RESULTS.denied);
-    if (how.kind !== 'approved') return toolResult(approval.call, APPROVAL_RESULTS[how.kind]);
+  /** The first call's result: run once approved (see {@link runApprovedCall}), or the reason it was not. */
+  private async resultFor(turn: TurnState, approval: PendingApproval, how: ApprovalResumption, delegate: ChatDelegate): Promise<ChatMessage> {
+    const { presenter } = turn;
+    if (how.kind !== 'approved') {
+      await this.save(turn);
+      presenter.start();
+      // A tool approval never resumes with a loop answer; read one as a refusal all the same.
+      return toolResult(approval.call, APPROVAL_RESULTS[how.kind === 'loop' ? 'denied' : how.kind]);
+    }
     if (how.always) await this.services.permissions.set(approval.userId, approval.call.name, 'alwaysAllow');
-    presenter.toolsStarted([approval.call.name]);
-    const result = await this.services.pipeline.run(approval.call, delegate.toolContext(), { approved: true });
-    presenter.toolsFinished();
+    const result = await runApprovedCall(this.services.pipeline, approval.call, delegate.toolContext(), {
+      started: async (call) => {
+        await this.save(turn);
+        // The approved call shows progress like any other: typing, then a status line with its elapsed time.
+        presenter.start();
+        presenter.toolsStarted([call.name]);
+      },
+      finished: async () => {
+        presenter.toolsFinished();
+      },
+    });
     return toolResult(approval.call, result.content);
   }
 }

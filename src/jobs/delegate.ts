@@ -16,8 +16,9 @@ import { DEFAULT_AUTONOMOUS_DENYLIST } from '../tools/approval-rule.js';
 import type { CallResult, ToolContext } from '../tools/types.js';
 import type { LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
 import { completionSignal } from './completion.js';
-import { finishStep, journalStep, type JobRecord } from './job.js';
+import { finishStep, journalStep, type JobRecord, type RunningJob } from './job.js';
 import { accessLost } from './owner-access.js';
+import { stoppedCallResult } from './job-runs.js';
 
 /** A call the job may not run on its own, waiting for its owner. */
 export interface JobApprovalNeed {
@@ -72,7 +73,7 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
   private offered: { revision: string; tools: ToolDefinition[] } | undefined;
 
   constructor(
-    private readonly job: JobRecord,
+    private readonly job: RunningJob,
     private readonly services: AgentServices,
     private readonly control: JobRunControl,
   ) {}
@@ -145,9 +146,8 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
     const results = await this.services.pipeline.runBatch(calls, this.toolContext());
     if (this.control.signal.aborted) {
       // Stopped mid-call (a restart, a timeout): the next run must not take the call for a plain failure.
-      const why = this.control.signal.reason === 'timeout' ? 'the job ran out of time' : 'the bot was stopping';
       for (const result of results) {
-        if (result.status !== 'ok') result.content = `Error: this call was interrupted (${why}); it was not run again. Check whether it took effect before relying on it.`;
+        if (result.status !== 'ok') result.content = stoppedCallResult(this.control.signal.reason);
       }
     }
     // The pipeline reports each call's end (`tool.call`); the journal records it here.

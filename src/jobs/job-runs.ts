@@ -1,6 +1,6 @@
 /**
- * The small pieces around a job's runs: how its questions are keyed in the
- * approval book, the host that asks them, the texts a run leaves in the job's
+ * The small pieces around a job's runs: how its questions and its
+ * conversation are keyed, the host that asks them, the texts a run leaves in the job's
  * conversation, and what a crash leaves to report.
  */
 import type { ApprovalResumption } from '../engine/approval-flow.js';
@@ -8,8 +8,7 @@ import type { PendingApproval } from '../engine/approval-book.js';
 import { failureMessage } from '../engine/failures.js';
 import type { ChatInfo } from '../channels/types.js';
 import { UsageLimitError } from '../errors.js';
-import type { ToolCall } from '../llm/types.js';
-import { journalStep, unfinishedToolSteps, type JobRecord } from './job.js';
+import { unfinishedToolSteps, type JobRecord, type RunningJob } from './job.js';
 
 /** What a tool result says about a call that a restart interrupted. */
 export const INTERRUPTED_RESULT = 'Error: this call was interrupted by a restart of the bot; it was not run again. Check whether it took effect before relying on it.';
@@ -30,14 +29,9 @@ export interface JobHost {
   cancelQuestion(threadKey: string, by: string): Promise<void>;
 }
 
-/** The key of a job's questions in the approval book. */
+/** The key of a job's questions in the approval book, and of its conversation in the thread log. */
 export function jobThreadKey(jobId: string): string {
   return `job:${jobId}`;
-}
-
-/** The job id in a question's thread key, or undefined for a chat thread. */
-export function jobIdOfThread(threadKey: string): string | undefined {
-  return threadKey.startsWith('job:') ? threadKey.slice(4) : undefined;
 }
 
 /**
@@ -45,7 +39,7 @@ export function jobIdOfThread(threadKey: string): string | undefined {
  * nothing runs twice; a plan step that may have run is not run again (the
  * loop takes over from its result).
  */
-export function reportInterrupted(job: JobRecord): void {
+export function reportInterrupted(job: RunningJob): void {
   for (const step of unfinishedToolSteps(job)) {
     step.status = 'interrupted';
     const planned = /^plan_.+_(\d+)$/.exec(step.callId ?? '');
@@ -53,22 +47,20 @@ export function reportInterrupted(job: JobRecord): void {
       job.planSteps[Number(planned[1]) - 1]!.status = 'failed';
       job.planState = 'abandoned';
     }
-    if (step.callId && !job.messages.some((message) => message.role === 'tool' && message.toolCallId === step.callId)) {
-      job.messages.push({ role: 'tool', toolCallId: step.callId, content: INTERRUPTED_RESULT });
-    }
+    if (step.callId && !hasResult(job, step.callId)) job.messages.push({ role: 'tool', toolCallId: step.callId, content: INTERRUPTED_RESULT });
   }
 }
 
-/**
- * Journals the call a job's owner approved as started, before it runs: should
- * the process die while it runs, the next start finds it (see
- * {@link approvedCallInterrupted}) instead of waiting for an answer already given.
- */
-export function journalApprovedCall(job: JobRecord, call: ToolCall): void {
-  journalStep(job, { kind: 'tool', tool: call.name, callId: call.id, status: 'started' });
+/** Whether the job's conversation holds the result of call `callId`. */
+export function hasResult(job: RunningJob, callId: string): boolean {
+  return job.messages.some((message) => message.role === 'tool' && message.toolCallId === callId);
 }
 
-/** Whether a job stored as waiting for its owner was running the call its owner approved when the process died. */
+/**
+ * Whether a job stored as waiting for its owner was running the call its
+ * owner approved when the process died: an earlier version ran approved calls
+ * without leaving that state.
+ */
 export function approvedCallInterrupted(job: JobRecord): boolean {
   return job.state === 'waiting_approval' && unfinishedToolSteps(job).length > 0;
 }
@@ -81,7 +73,13 @@ export function ownerDm(job: JobRecord): ChatInfo | undefined {
   return job.origin.kind === 'dm' ? job.origin : undefined;
 }
 
+/** What the model reads of a call a stop cut short (a restart, the job's time running out, a cancel): it is not run again. */
+export function stoppedCallResult(reason: unknown): string {
+  const why = reason === 'timeout' ? 'the job ran out of time' : reason === 'cancel' ? 'the job was cancelled' : 'the bot was stopping';
+  return `Error: this call was interrupted (${why}); it was not run again. Check whether it took effect before relying on it.`;
+}
 
+/** Why a run stopped, in the words of a job's result. */
 export function stopText(reason: unknown): string {
   return reason === 'timeout' ? 'it timed out' : reason === 'cancel' ? 'cancelled' : 'it was stopped';
 }

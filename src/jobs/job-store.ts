@@ -3,14 +3,19 @@
  * scope and all together (see {@link IdIndex}), so that `/jobs`, the tools, the
  * per-person limit and start-up read the jobs they are about and no others.
  * Every state change goes through {@link JobStore.transition}, which refuses
- * (and logs) a change the transition table does not allow.
+ * (and logs) a change the transition table does not allow. A job's
+ * conversation is its own thread log (see {@link JobConversations}), apart
+ * from the record.
  */
 import { randomBytes } from 'node:crypto';
 import { ToolError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { IdIndex, LegacyIdList, type IndexEntry } from '../store/id-index.js';
 import type { Namespace, Store } from '../store/store.js';
-import { canTransition, FINAL_STATES, JobRecordSchema, newJob, type JobRecord, type JobRequest, type JobState } from './job.js';
+import { KeyvThreadStorage } from '../engine/thread-log.js';
+import type { ChatMessage } from '../llm/types.js';
+import { JobConversations } from './conversation.js';
+import { canTransition, FINAL_STATES, newJob, StoredJobSchema, type JobRecord, type JobRequest, type JobState, type StoredJob } from './job.js';
 
 /** The list of every job. */
 const ALL = 'all';
@@ -40,7 +45,10 @@ export type ActiveJobsCheck = (active: number) => string | undefined;
 
 /** Reads and writes jobs. */
 export class JobStore {
-  private readonly records: Namespace<JobRecord>;
+  private readonly records: Namespace<StoredJob>;
+  private readonly conversations: JobConversations;
+  /** Jobs read with their conversation in the record (an earlier version's), until it is in their log. */
+  private readonly inRecord = new Set<string>();
   private readonly ids: IdIndex;
   /** The single list of job ids that earlier versions kept. */
   private readonly legacyIndex: LegacyIdList;
@@ -49,7 +57,8 @@ export class JobStore {
     store: Store,
     private readonly log: Logger,
   ) {
-    this.records = store.namespace('jobs', JobRecordSchema, 1);
+    this.records = store.namespace('jobs', StoredJobSchema, 1);
+    this.conversations = new JobConversations(new KeyvThreadStorage(store, log));
     this.ids = new IdIndex(store, 'job-ids');
     this.legacyIndex = new LegacyIdList(store, 'jobs-index');
   }
@@ -73,18 +82,43 @@ export class JobStore {
     return job;
   }
 
-  get(id: string): Promise<JobRecord | undefined> {
-    return this.records.get(id);
+  async get(id: string): Promise<JobRecord | undefined> {
+    return recordOf(await this.records.get(id));
+  }
+
+  /** The job's conversation with the model; for a job stored by an earlier version, the one in its record. */
+  async conversation(id: string): Promise<ChatMessage[]> {
+    const logged = await this.conversations.read(id);
+    if (logged) return logged;
+    const inRecord = (await this.records.get(id))?.messages;
+    if (inRecord) this.inRecord.add(id);
+    return inRecord ?? [];
+  }
+
+  /**
+   * Writes the messages `messages` adds to the conversation last read or
+   * written (see {@link conversation}); a conversation still in the record of
+   * an earlier version leaves it once it is in the log.
+   */
+  async saveConversation(job: JobRecord, messages: readonly ChatMessage[]): Promise<void> {
+    await this.conversations.write(job, messages);
+    if (!this.inRecord.delete(job.id)) return;
+    await this.records.update(job.id, (stored) => {
+      delete stored?.messages;
+      return stored;
+    });
   }
 
   /** Changes a job's record (not its state: see {@link transition}); undefined when there is no such job. */
   async update(id: string, change: (job: JobRecord) => void): Promise<JobRecord | undefined> {
-    return this.records.update(id, (job) => {
-      if (!job) return undefined;
-      change(job);
-      job.updatedAt = Date.now();
-      return job;
-    });
+    return recordOf(
+      await this.records.update(id, (job) => {
+        if (!job) return undefined;
+        change(job);
+        job.updatedAt = Date.now();
+        return job;
+      }),
+    );
   }
 
   /**
@@ -118,8 +152,11 @@ export class JobStore {
       this.log.warn({ job: id, to, reason: refusal }, 'job transition refused');
       return { ok: false, reason: refusal ?? `there is no job ${id}` };
     }
-    if (FINAL_STATES.has(to)) await this.retire(updated);
-    return { ok: true, job: updated };
+    if (FINAL_STATES.has(to)) {
+      this.conversations.forget(id);
+      await this.retire(updated);
+    }
+    return { ok: true, job: recordOf(updated)! };
   }
 
   /**
@@ -130,7 +167,7 @@ export class JobStore {
     await this.ready();
     const key = filter.owner ? ownerKey(filter.owner) : filter.scope ? scopeKey(filter.scope) : ALL;
     const onlyOpen = filter.states?.every((state) => !FINAL_STATES.has(state)) ?? false;
-    const listed = await this.ids.read(key, (id) => this.records.get(id), onlyOpen ? (entry) => entry.ended === undefined : undefined);
+    const listed = await this.ids.read(key, (id) => this.get(id), onlyOpen ? (entry) => entry.ended === undefined : undefined);
     return listed
       .map((item) => item.record)
       .reverse()
@@ -163,7 +200,7 @@ export class JobStore {
    * ended on the way.
    */
   private async settle(key: string, keepEnded: number): Promise<JobRecord[]> {
-    const open = await this.ids.read(key, (id) => this.records.get(id), (entry) => entry.ended === undefined);
+    const open = await this.ids.read(key, (id) => this.get(id), (entry) => entry.ended === undefined);
     const ended = new Map(open.flatMap(({ record }) => (record && FINAL_STATES.has(record.state) ? [[record.id, record.finishedAt ?? record.updatedAt] as const] : [])));
     await this.ids.end(key, ended, keepEnded);
     return open.flatMap(({ record }) => (record && !FINAL_STATES.has(record.state) ? [record] : [])).reverse();
@@ -177,6 +214,13 @@ export class JobStore {
     }));
     if (adopted) this.log.info({ jobs: adopted }, 'jobs listed by owner and scope');
   }
+}
+
+/** The record without a conversation an earlier version kept in it: that one is read with {@link JobStore.conversation}. */
+function recordOf(stored: StoredJob | undefined): JobRecord | undefined {
+  if (!stored) return undefined;
+  const { messages: _messages, ...record } = stored;
+  return record;
 }
 
 /** Listed jobs that have not ended. */

@@ -1,11 +1,12 @@
 /**
  * A background job (SPEC section 12): work that goes on after the turn that
  * asked for it. The record is everything a worker needs to run it, and to
- * resume it after a restart: its conversation with the model and a journal of
- * its steps. Its state changes only along the transition table below.
+ * resume it after a restart: a journal of its steps, its plan, its owner's
+ * answer; its conversation with the model is a thread log of its own. Its state changes only along the transition table below.
  */
 import { z } from 'zod';
-import { ChatMessageSchema, ChatRecordSchema } from '../engine/history.js';
+import { ChatMessageSchema, ChatRecordSchema, ToolCallSchema } from '../engine/history.js';
+import type { ChatMessage } from '../llm/types.js';
 
 /** Where a job is in its life. */
 export const JOB_STATES = ['pending', 'in_progress', 'waiting_approval', 'completed', 'failed', 'stuck', 'cancelled'] as const;
@@ -85,8 +86,8 @@ export const JobRecordSchema = z.object({
   updatedAt: z.number(),
   startedAt: z.number().optional(),
   finishedAt: z.number().optional(),
-  /** The job's conversation with the model (the system prompt is rebuilt on each run). */
-  messages: z.array(ChatMessageSchema),
+  /** Its owner's answer to its question, taken up first by its next run: the approved call runs then, a refusal becomes the call's result. */
+  answer: z.object({ call: ToolCallSchema, outcome: z.enum(['approved', 'denied', 'expired', 'superseded', 'loop']), deferred: z.array(ToolCallSchema) }).optional(),
   /** The step journal, newest last, and how many steps ran in all. */
   steps: z.array(JobStepSchema),
   stepCount: z.number().int().nonnegative(),
@@ -106,6 +107,16 @@ export const JobRecordSchema = z.object({
   planState: z.enum(['running', 'abandoned', 'done']).optional(),
 });
 export type JobRecord = z.infer<typeof JobRecordSchema>;
+
+/**
+ * A job as stored: earlier versions kept its conversation in the record; it is
+ * read from there until its thread log is written (see JobConversations).
+ */
+export const StoredJobSchema = JobRecordSchema.extend({ messages: z.array(ChatMessageSchema).optional() });
+export type StoredJob = z.infer<typeof StoredJobSchema>;
+
+/** A job with its conversation with the model (the system prompt is rebuilt on each run), as a run works on it. */
+export type RunningJob = JobRecord & { messages: ChatMessage[] };
 
 /** What someone asks for when they create a job. */
 export interface JobRequest {
@@ -131,7 +142,6 @@ export function newJob(id: string, request: JobRequest, now = Date.now()): JobRe
     repairAttempts: 0,
     createdAt: now,
     updatedAt: now,
-    messages: [],
     steps: [],
     stepCount: 0,
     inbox: [],

@@ -13,7 +13,7 @@ import type { ChatMessage, LlmResponse, ToolDefinition } from '../llm/types.js';
 import type { ToolContext } from '../tools/types.js';
 import { completionSignal, type CompletionSignal } from './completion.js';
 import { JobDelegate, jobRequestMessage, jobSystemPrompt, type JobRunControl } from './delegate.js';
-import { finishStep, journalStep, type JobRecord } from './job.js';
+import { finishStep, journalStep, type JobRecord, type RunningJob } from './job.js';
 
 /** Steps a plan may have. */
 export const MAX_PLAN_STEPS = 20;
@@ -76,7 +76,7 @@ export interface PlanControl {
  * checks completion. The job's conversation records every step, so the loop
  * can take over at any point, and a restart continues with the next step.
  */
-export async function runPlan(job: JobRecord, control: PlanControl): Promise<PlanRun> {
+export async function runPlan(job: RunningJob, control: PlanControl): Promise<PlanRun> {
   if (!job.planSteps) {
     control.activity('planning');
     const step = journalStep(job, { kind: 'plan', status: 'started' });
@@ -132,7 +132,7 @@ export async function runPlan(job: JobRecord, control: PlanControl): Promise<Pla
   return { kind: 'loop', why: 'the plan ran but work remains' };
 }
 
-async function abandon(job: JobRecord, control: PlanControl, why: string): Promise<PlanRun> {
+async function abandon(job: RunningJob, control: PlanControl, why: string): Promise<PlanRun> {
   job.planState = 'abandoned';
   job.messages.push({ role: 'user', content: `The plan was abandoned: ${why}. Continue toward the goal step by step.` });
   await control.save();
@@ -146,7 +146,7 @@ export const COMPLETION_CHECK = 'The planned steps have run (results above). Is 
  * The planned path of a job's run, with its model calls made as the job's
  * (its system prompt, the owner's usage) and its tools as the job offers them.
  */
-export async function runPlannedJob(job: JobRecord, services: AgentServices, control: JobRunControl, hasMessages: () => Promise<boolean>): Promise<PlanRun> {
+export async function runPlannedJob(job: RunningJob, services: AgentServices, control: JobRunControl, hasMessages: () => Promise<boolean>): Promise<PlanRun> {
   const delegate = new JobDelegate(job, services, control);
   const system: ChatMessage = { role: 'system', content: jobSystemPrompt(job, services.config.agent.name) };
   return runPlan(job, {

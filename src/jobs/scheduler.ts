@@ -9,24 +9,27 @@
  * is cancelled, or its time runs out: then it is `stuck` and repaired (run
  * again with a note) at most `jobs.maxRepairAttempts` times before it fails.
  * A call the job may not make on its own pauses it (`waiting_approval`) and
- * asks its owner in the DM it was created in; the answer resumes it.
+ * asks its owner in the DM it was created in; the answer resumes it, and its
+ * next run takes it up first (see answers.ts). Its conversation is a thread
+ * log of its own: a step appends its new messages (see conversation.ts).
  *
  * Restart: pending and stuck jobs are scheduled again; running ones resume
  * from their saved conversation, a tool call journaled as started and never
- * finished reported to the model as interrupted (not run again); a job waiting
- * for its owner keeps waiting, unless it was running the call its owner approved.
+ * finished reported to the model as interrupted (not run again), the call its
+ * owner approved included; a job waiting for its owner keeps waiting.
  */
-import { newApproval, type PendingApproval } from '../engine/approval-book.js';
+import type { PendingApproval } from '../engine/approval-book.js';
 import type { ApprovalResumption } from '../engine/approval-flow.js';
 import { DEFAULT_LOOP_CONFIG, runAgenticLoop, type LoopContext, type LoopOutcome } from '../engine/loop.js';
 import type { AgentServices } from '../engine/services.js';
 import type { Config } from '../config/schema.js';
-import type { ChatMessage } from '../llm/types.js';
 import { JobDelegate, jobRequestMessage, type JobApprovalNeed } from './delegate.js';
 import { runPlannedJob, type PlanRun } from './planning.js';
-import { FINAL_STATES, finishStep, type JobRecord, type JobRequest } from './job.js';
-import { approvedCallInterrupted, jobFailure, jobIdOfThread, journalApprovedCall, jobThreadKey, NOT_APPROVED, ownerDm, REPAIR_NOTE, reportInterrupted, stopText, type JobHost } from './job-runs.js';
+import { FINAL_STATES, type JobRecord, type JobRequest, type RunningJob } from './job.js';
+import { approvedCallInterrupted, jobFailure, jobThreadKey, REPAIR_NOTE, reportInterrupted, stopText, type JobHost } from './job-runs.js';
 import { toolResult } from '../llm/call-ids.js';
+import { answerOf, ASKED_LATER, jobQuestion, takeAnswer } from './answers.js';
+import { keepRun, runControl, saveRun } from './run-control.js';
 import type { JobStore } from './job-store.js';
 import { InProcessEngine } from '../deployment/work-queue.js';
 import type { JobEngine } from './engine.js';
@@ -84,8 +87,8 @@ export class JobScheduler {
     this.services.log.info({ engine: this.engine.name }, 'job engine started');
     void deliverOwedResults({ ...this.services, jobs: this.jobs });
     for (const job of await this.jobs.unfinished()) {
-      if (job.state === 'in_progress') await this.jobs.update(job.id, reportInterrupted);
-      else if (job.state === 'waiting_approval' && !(approvedCallInterrupted(job) && (await this.jobs.transition(job.id, 'in_progress', reportInterrupted)).ok)) continue;
+      if (job.state === 'in_progress' || (job.state === 'waiting_approval' && approvedCallInterrupted(job))) await this.reportInterrupted(job);
+      else if (job.state === 'waiting_approval') continue;
       this.schedule(job.id);
     }
   }
@@ -155,31 +158,31 @@ export class JobScheduler {
   }
 
   /**
-   * The owner answered a job's question: the approved call runs once (or the
-   * denial becomes its result), and the job goes on.
+   * The owner answered a job's question: the job goes back to `in_progress`
+   * with the answer, which its next run takes up first (the approved call runs
+   * once, with that run's signal; a refusal becomes the call's result).
    */
   async resume(approval: PendingApproval, how: ApprovalResumption): Promise<void> {
-    const id = jobIdOfThread(approval.threadKey);
-    if (!id) return;
+    if (approval.work?.kind !== 'job') return;
+    const { id } = approval.work;
     const job = await this.jobs.get(id);
     if (!job || job.state !== 'waiting_approval') return;
-    const delegate = new JobDelegate(job, this.services, this.runControl(job, new AbortController().signal));
-    const results: ChatMessage[] = [];
-    let finished: ((record: JobRecord) => void) | undefined;
-    if (how.kind === 'approved') {
-      const step = (await this.jobs.update(id, (record) => journalApprovedCall(record, approval.call)))?.stepCount ?? 0;
-      const result = await this.services.pipeline.run(approval.call, delegate.toolContext(), { approved: true });
-      results.push(toolResult(approval.call, result.content));
-      finished = (record) => finishStep(record, step, result.status === 'ok' ? 'done' : 'failed');
-    } else {
-      results.push(toolResult(approval.call, NOT_APPROVED[how.kind]));
-    }
-    const deferred = approval.deferred.map((call) => toolResult(call, 'Not run: asked again on the next step, one call at a time.'));
-    const resumed = await this.jobs.transition(id, 'in_progress', (record) => {
-      finished?.(record);
-      record.messages.push(...results, ...deferred);
-    });
+    const resumed = await this.jobs.transition(id, 'in_progress', (record) => (record.answer = answerOf(approval, how)));
     if (resumed.ok) this.schedule(id);
+  }
+
+  /** Reports what a crash interrupted: the conversation first, then the journal that says so. */
+  private async reportInterrupted(stored: JobRecord): Promise<void> {
+    const job = await this.running(stored);
+    reportInterrupted(job);
+    await this.jobs.saveConversation(job, job.messages);
+    if (job.state === 'waiting_approval') await this.jobs.transition(job.id, 'in_progress', (record) => keepRun(record, job));
+    else await this.jobs.update(job.id, (record) => keepRun(record, job));
+  }
+
+  /** The job with its conversation. */
+  private async running(job: JobRecord): Promise<RunningJob> {
+    return { ...job, messages: await this.jobs.conversation(job.id) };
   }
 
   private schedule(id: string): void {
@@ -211,14 +214,12 @@ export class JobScheduler {
   private async work(id: string, abort: AbortController): Promise<void> {
     const stored = await this.jobs.get(id);
     if (!stored || FINAL_STATES.has(stored.state) || stored.state === 'waiting_approval') return;
-    let job = stored;
+    let job = await this.running(stored);
     if (job.state !== 'in_progress') {
-      const started = await this.jobs.transition(id, 'in_progress', (record) => {
-        record.startedAt = Date.now();
-        if (stored.state === 'stuck') record.messages.push({ role: 'user', content: REPAIR_NOTE });
-      });
+      const started = await this.jobs.transition(id, 'in_progress', (record) => (record.startedAt = Date.now()));
       if (!started.ok) return;
-      job = started.job;
+      job = { ...started.job, messages: job.messages };
+      if (stored.state === 'stuck') job.messages.push({ role: 'user', content: REPAIR_NOTE });
     }
     const progress = this.progressOf(job);
     void progress.update(job, true);
@@ -228,6 +229,10 @@ export class JobScheduler {
     const ticker = setInterval(() => void progress.update(job), 5_000);
     ticker.unref();
     try {
+      if (job.answer) {
+        await takeAnswer(job, new JobDelegate(job, this.services, this.runControl(job, abort.signal)), this.services, abort.signal, () => saveRun(this.jobs, job));
+        if (abort.signal.aborted) return await this.stopped(job, abort.signal.reason as StopReason);
+      }
       if (job.plan && job.planState !== 'abandoned' && job.planState !== 'done') {
         // The loop asks before each model call; a plan's steps run without one, so it is asked here.
         if (!(await ownerAdmitted(this.services.outbox, job.owner, job.origin))) return await this.end(job, 'failed', accessLost(job.ownerName));
@@ -248,11 +253,11 @@ export class JobScheduler {
   }
 
   /** The planned path: a plan, its steps without model calls, one completion check. */
-  private runPlanned(job: JobRecord, signal: AbortSignal, progress: JobProgress): Promise<PlanRun> {
+  private runPlanned(job: RunningJob, signal: AbortSignal, progress: JobProgress): Promise<PlanRun> {
     return runPlannedJob(job, this.services, this.runControl(job, signal, progress), async () => Boolean((await this.jobs.get(job.id))?.inbox.length));
   }
 
-  private async runLoop(job: JobRecord, signal: AbortSignal, progress: JobProgress): Promise<LoopOutcome<JobApprovalNeed>> {
+  private async runLoop(job: RunningJob, signal: AbortSignal, progress: JobProgress): Promise<LoopOutcome<JobApprovalNeed>> {
     if (!job.messages.length) job.messages.push({ role: 'user', content: jobRequestMessage(job) });
     const delegate = new JobDelegate(job, this.services, this.runControl(job, signal, progress));
     const ctx: LoopContext = { messages: [{ role: 'system', content: '' }, ...job.messages], tools: [], forceText: false };
@@ -271,7 +276,7 @@ export class JobScheduler {
   }
 
   /** Where a run ended: the job's next state. */
-  private async settle(job: JobRecord, outcome: LoopOutcome<JobApprovalNeed>, signal: AbortSignal): Promise<void> {
+  private async settle(job: RunningJob, outcome: LoopOutcome<JobApprovalNeed>, signal: AbortSignal): Promise<void> {
     switch (outcome.type) {
       case 'response':
         return this.end(job, 'completed', outcome.text);
@@ -286,22 +291,16 @@ export class JobScheduler {
     }
   }
 
-  private async stopped(job: JobRecord, reason: StopReason): Promise<void> {
-    if (reason === 'shutdown') {
-      // Left running: the next start resumes it from what was saved now.
-      await this.jobs.update(job.id, (record) => (record.messages = job.messages));
-      return;
-    }
+  private async stopped(job: RunningJob, reason: StopReason): Promise<void> {
+    // Left running on shutdown: the next start resumes it from what is saved now.
+    if (reason === 'shutdown') return saveRun(this.jobs, job);
     if (reason === 'cancel') return this.end(job, 'cancelled', 'cancelled by its owner');
-    const stuck = await this.jobs.transition(job.id, 'stuck', (record) => {
-      record.messages = job.messages;
-      record.steps = job.steps;
-      record.stepCount = job.stepCount;
-    });
+    await this.jobs.saveConversation(job, job.messages);
+    const stuck = await this.jobs.transition(job.id, 'stuck', (record) => keepRun(record, job));
     if (!stuck.ok) return;
     void this.progressOf(stuck.job).update(stuck.job, true);
     if (stuck.job.repairAttempts >= this.config.maxRepairAttempts) {
-      return this.end(stuck.job, 'failed', `it timed out ${stuck.job.repairAttempts + 1} times (${Math.round(job.timeoutMs / 60_000)} min each) and repairs did not help`);
+      return this.end({ ...stuck.job, messages: job.messages }, 'failed', `it timed out ${stuck.job.repairAttempts + 1} times (${Math.round(job.timeoutMs / 60_000)} min each) and repairs did not help`);
     }
     await this.jobs.update(job.id, (record) => (record.repairAttempts += 1));
     this.services.log.warn({ job: job.id, attempt: stuck.job.repairAttempts + 1 }, 'job timed out; repairing');
@@ -309,86 +308,43 @@ export class JobScheduler {
   }
 
   /** Pauses the job and asks its owner about the first waiting call; the others are asked on later steps. */
-  private async askOwner(job: JobRecord, need: JobApprovalNeed): Promise<void> {
+  private async askOwner(job: RunningJob, need: JobApprovalNeed): Promise<void> {
     const [first, ...rest] = need.calls;
-    const chat = ownerDm(job);
     if (!first) return;
-    if (!chat) {
+    const approval = jobQuestion(job, first, need.reason, this.services.config.agent.approvalTimeoutMs);
+    if (!approval) {
       // Nobody can be asked in a group: the calls are refused and the job goes on.
       job.messages.push(...need.calls.map((result) => toolResult(result.call, 'Not run: this call needs the owner\'s approval, which a job created in a group cannot ask for.')));
-      await this.jobs.update(job.id, (record) => (record.messages = job.messages));
+      await saveRun(this.jobs, job);
       this.again.add(job.id);
       return;
     }
-    job.messages.push(...rest.map((result) => toolResult(result.call, 'Not run: asked again on the next step, one call at a time.')));
-    const approval = newApproval(
-      {
-        threadKey: jobThreadKey(job.id),
-        work: { kind: 'job', id: job.id },
-        chat,
-        requester: { id: job.owner.slice(job.owner.indexOf(':') + 1), name: job.ownerName },
-        userId: job.owner,
-        call: first.call,
-        deferred: [],
-        view: first.approval,
-        reason: `Job ${job.id} "${job.title}" wants to run this. ${need.reason}`.trim(),
-      },
-      this.services.config.agent.approvalTimeoutMs,
-    );
-    const waiting = await this.jobs.transition(job.id, 'waiting_approval', (record) => {
-      record.messages = job.messages;
-      record.steps = job.steps;
-      record.stepCount = job.stepCount;
-    });
+    job.messages.push(...rest.map((result) => toolResult(result.call, ASKED_LATER)));
+    await this.jobs.saveConversation(job, job.messages);
+    const waiting = await this.jobs.transition(job.id, 'waiting_approval', (record) => keepRun(record, job));
     if (!waiting.ok) return;
     void this.progressOf(waiting.job).update(waiting.job, true);
     if (!(await this.host.ask(approval))) await this.resume(approval, { kind: 'denied' });
   }
 
-  private async end(job: JobRecord, state: 'completed' | 'failed' | 'cancelled', result: string): Promise<void> {
+  private async end(job: RunningJob, state: 'completed' | 'failed' | 'cancelled', result: string): Promise<void> {
+    // Ended already (what came after its end failed): its conversation and record stay as they ended.
+    if (FINAL_STATES.has(job.state)) return;
+    await this.jobs.saveConversation(job, job.messages);
     const ended = await this.jobs.transition(job.id, state, (record) => {
-      record.messages = job.messages;
-      record.steps = job.steps;
-      record.stepCount = job.stepCount;
+      keepRun(record, job);
       record.result = result;
       delete record.activity;
     });
     if (!ended.ok) return;
+    job.state = state;
     this.services.log.info({ job: job.id, state }, 'job ended');
     await this.progressOf(ended.job).finish(ended.job);
     this.progress.delete(job.id);
   }
 
-  private runControl(job: JobRecord, signal: AbortSignal, progress?: JobProgress) {
-    return {
-      signal,
-      askOwner: this.config.askOwner,
-      ownerAdmitted: () => ownerAdmitted(this.services.outbox, job.owner, job.origin),
-      takeMessages: async () => {
-        // The store is the job's mailbox: `message` writes there, each step takes what arrived.
-        const stored = await this.jobs.get(job.id);
-        if (!stored?.inbox.length) return [];
-        let taken: string[] = [];
-        await this.jobs.update(job.id, (record) => {
-          taken = record.inbox;
-          record.inbox = [];
-        });
-        return taken;
-      },
-      save: async () => {
-        await this.jobs.update(job.id, (record) => {
-          record.messages = job.messages;
-          record.steps = job.steps;
-          record.stepCount = job.stepCount;
-          if (job.planSteps) record.planSteps = job.planSteps;
-          if (job.planState) record.planState = job.planState;
-        });
-      },
-      activity: (what: string) => {
-        job.activity = what;
-        void progress?.update(job);
-      },
-    };
+  private runControl(job: RunningJob, signal: AbortSignal, progress?: JobProgress) {
+    return runControl(this.services, this.jobs, job, signal, progress);
   }
 
   private progressOf(job: JobRecord): JobProgress {

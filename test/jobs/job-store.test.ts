@@ -2,7 +2,8 @@
  * The job store's lists: jobs are listed by owner before their record is
  * written, so a crash in between leaves an id without a record, which listings
  * skip and, once it is old, drop; a finished job is marked ended in its lists;
- * and the single list of earlier versions is adopted once.
+ * the single list of earlier versions is adopted once; and a conversation an
+ * earlier version kept in the record still reads, and moves to the job's log.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -88,5 +89,23 @@ describe('the job store', () => {
     expect(await store.namespace('jobs-index', z.array(z.string()), 1).get('all')).toBeUndefined();
     const all = await store.namespace('job-ids', z.array(IndexEntrySchema), 1).get('all');
     expect(all?.map((entry) => [entry.id, entry.ended])).toEqual([['jold00001', undefined], ['jold00002', 5]]);
+  });
+
+  it('reads the conversation an earlier version kept in the record, and moves it to the job\'s log at the next write', async () => {
+    const store = await openStore();
+    const records = store.namespace('jobs', z.unknown(), 1);
+    const conversation = [{ role: 'user', content: 'Goal: old' }, { role: 'assistant', content: 'working' }] as const;
+    const old = { ...newJob('jold00003', request('test:ada', 'old')), state: 'in_progress', messages: conversation };
+    await records.set(old.id, old);
+    const jobs = new JobStore(store, silentLogger);
+    const job = (await jobs.get(old.id))!;
+    expect(job.state).toBe('in_progress');
+    expect(job).not.toHaveProperty('messages');
+    const messages = await jobs.conversation(old.id);
+    expect(messages).toEqual(conversation);
+    await jobs.saveConversation(job, [...messages, { role: 'assistant', content: 'DONE: old' }]);
+    expect(await records.get(old.id)).not.toHaveProperty('messages');
+    // Another process reads it from the log.
+    expect(await new JobStore(store, silentLogger).conversation(old.id)).toEqual([...conversation, { role: 'assistant', content: 'DONE: old' }]);
   });
 });

@@ -149,6 +149,7 @@ describe("a job's planning and completion check", () => {
     expect(job.planState).toBe('done');
     expect(job.planSteps?.map((step) => step.arguments)).toEqual([{ expression: '2+3' }]);
     // The check's answer goes into the job's conversation without its reasoning.
-    expect(job.messages.some((m) => m.role === 'assistant' && /<think>/.test(String(m.content)))).toBe(false);
+    const conversation = await rig!.app.services.jobs.conversation(job.id);
+    expect(conversation.some((m) => m.role === 'assistant' && /<think>/.test(String(m.content)))).toBe(false);
   });
 });

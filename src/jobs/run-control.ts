@@ -1,0 +1,53 @@
+/**
+ * What a job's run hands its delegate and its plan: the worker's signal, the
+ * owner's mailbox, and how the run is saved: the conversation's new messages
+ * to its log first, then the record's small fields (its step journal last, so
+ * that a crash between the two finds no step done whose result is missing).
+ */
+import type { AgentServices } from '../engine/services.js';
+import type { JobRunControl } from './delegate.js';
+import type { JobRecord, RunningJob } from './job.js';
+import type { JobStore } from './job-store.js';
+import type { JobProgress } from './progress.js';
+import { ownerAdmitted } from './owner-access.js';
+
+/** Copies what a run changed of its job's small fields into the stored record. */
+export function keepRun(record: JobRecord, job: RunningJob): void {
+  record.steps = job.steps;
+  record.stepCount = job.stepCount;
+  if (job.planSteps) record.planSteps = job.planSteps;
+  if (job.planState) record.planState = job.planState;
+  // Taken up by the run (see takeAnswer).
+  if (!job.answer) delete record.answer;
+}
+
+/** Saves a run: its new messages, then its record's fields. */
+export async function saveRun(jobs: JobStore, job: RunningJob): Promise<void> {
+  await jobs.saveConversation(job, job.messages);
+  await jobs.update(job.id, (record) => keepRun(record, job));
+}
+
+/** The control of one run of `job`. */
+export function runControl(services: AgentServices, jobs: JobStore, job: RunningJob, signal: AbortSignal, progress?: JobProgress): JobRunControl {
+  return {
+    signal,
+    askOwner: services.config.jobs.askOwner,
+    ownerAdmitted: () => ownerAdmitted(services.outbox, job.owner, job.origin),
+    takeMessages: async () => {
+      // The store is the job's mailbox: `message` writes there, each step takes what arrived.
+      const stored = await jobs.get(job.id);
+      if (!stored?.inbox.length) return [];
+      let taken: string[] = [];
+      await jobs.update(job.id, (record) => {
+        taken = record.inbox;
+        record.inbox = [];
+      });
+      return taken;
+    },
+    save: () => saveRun(jobs, job),
+    activity: (what: string) => {
+      job.activity = what;
+      void progress?.update(job);
+    },
+  };
+}
