@@ -7,7 +7,7 @@
  * stream.
  *
  * Its tools: `alpha`, `beta`, `gamma` (each answers `ran <name>`), `say`
- * (answers `text` repeated `times` times) and `leak` (answers a text holding
+ * (answers `text` repeated `times` times, between `head` and `tail`) and `leak` (answers a text holding
  * the secrets it was started with). Every request's headers are kept, and
  * `calls` is told when a call's handler starts.
  */
@@ -49,9 +49,10 @@ function mcpServer(options: HttpMcpOptions, calls: EventEmitter): McpServer {
       return { content: [{ type: 'text', text: `ran ${name}` }] };
     });
   }
-  server.registerTool('say', { description: 'Answers text repeated times times.', inputSchema: { text: z.string(), times: z.number().optional() } }, ({ text, times }) => {
+  const sayInput = { text: z.string(), times: z.number().optional(), head: z.string().optional(), tail: z.string().optional() };
+  server.registerTool('say', { description: 'Answers text repeated times times, between head and tail.', inputSchema: sayInput }, ({ text, times, head, tail }) => {
     started('say');
-    return { content: [{ type: 'text', text: text.repeat(times ?? 1) }] };
+    return { content: [{ type: 'text', text: `${head ?? ''}${text.repeat(times ?? 1)}${tail ?? ''}` }] };
   });
   server.registerTool('leak', { description: 'Answers a text holding secrets.' }, () => {
     started('leak');
