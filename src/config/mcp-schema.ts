@@ -7,6 +7,8 @@ import { isRefusedVariable } from './mcp-environment.js';
 import { httpUrl } from './url.js';
 
 const ApprovalModeSchema = z.enum(['never', 'unlessAutoApproved', 'always']);
+/** Calls one user may make of a tool in a minute and in an hour. */
+const RateLimitSchema = z.strictObject({ perMinute: z.number().int().positive().optional(), perHour: z.number().int().positive().optional() });
 
 /** One MCP server: a command to spawn (stdio) or a URL (streamable HTTP, falling back to SSE). */
 export const McpServerSchema = z
@@ -33,8 +35,10 @@ export const McpServerSchema = z
     include: z.array(z.string()).optional(),
     exclude: z.array(z.string()).default([]),
     approval: ApprovalModeSchema.default('unlessAutoApproved'),
-    /** Per tool (by the server's name): `{ approval }`. */
-    tools: z.record(z.string(), z.strictObject({ approval: ApprovalModeSchema })).default({}),
+    /** Each of its tools' calls per user; default none. */
+    rateLimit: RateLimitSchema.optional(),
+    /** Per tool (by the server's name): `{ approval, rateLimit }`, each overriding the server's. */
+    tools: z.record(z.string(), z.strictObject({ approval: ApprovalModeSchema.optional(), rateLimit: RateLimitSchema.optional() })).default({}),
     /** One call's time limit. */
     timeoutMs: z.number().int().positive().default(60_000),
     /** How long the server has to start and list its tools. */

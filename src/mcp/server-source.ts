@@ -248,6 +248,7 @@ export class McpServerSource implements ToolSource {
 
   private toTool(tool: ListedTool, modelName: string): Tool {
     const approval = this.config.tools[tool.name]?.approval ?? this.config.approval;
+    const rateLimit = this.config.tools[tool.name]?.rateLimit ?? this.config.rateLimit;
     return {
       name: modelName,
       description: `${tool.description ?? tool.name} (tool "${tool.name}" of the MCP server ${this.server})`,
@@ -257,6 +258,7 @@ export class McpServerSource implements ToolSource {
       readOnly: false,
       requiresApproval: () => approval,
       timeoutMs: this.config.timeoutMs + 1_000,
+      ...(rateLimit ? { rateLimit } : {}),
       describe: () => `Call "${tool.name}" on the MCP server ${this.server}`,
       execute: (args, ctx) => this.call(tool.name, modelName, args as Record<string, unknown>, ctx),
     };

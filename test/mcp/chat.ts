@@ -40,15 +40,17 @@ export function texts(rig: AppRig): string[] {
   return rig.platform.messagesIn(dm).map((m) => m.text);
 }
 
-/** Says `text` in the DM (approving the prompt when asked) and waits for a reply matching `pattern`. */
+/** Says `text` in the DM (approving the prompt when asked) and waits for a new reply matching `pattern`. */
 export async function answer(rig: AppRig, text: string, pattern: RegExp, approve = false): Promise<string> {
   const before = rig.platform.approvalsIn(dm).length;
+  const seen = texts(rig).length;
   rig.platform.channel.userMessage({ chat: dm, sender: ada, text });
   if (approve) {
     const prompt = await rig.platform.waitFor(() => rig.platform.approvalsIn(dm)[before], 10_000, 'the approval prompt');
     rig.platform.channel.press(prompt.prompt.id, 'approve', ada);
   }
-  return rig.platform.waitFor(() => texts(rig).find((t) => pattern.test(t)), 15_000, `a reply matching ${String(pattern)}; seen ${JSON.stringify(texts(rig))}`);
+  const reply = () => texts(rig).slice(seen).find((t) => pattern.test(t));
+  return rig.platform.waitFor(reply, 15_000, `a reply matching ${String(pattern)}; seen ${JSON.stringify(texts(rig).slice(seen))}`);
 }
 
 /** The MCP tools offered now. */

@@ -4,7 +4,7 @@
  * server, and one that adds a tool (the server then sends
  * `tools/list_changed`). Run with `node --import tsx test/fakes/mcp/server.ts`.
  * `FIXTURE_LOG`: a file where it appends one line per event (`started`,
- * `cancelled <ms>`), for the tests to read.
+ * `began <ms>` when a slow call starts, `cancelled <ms>`), for the tests to read.
  */
 import { appendFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -19,6 +19,7 @@ const note = (line: string) => {
 const server = new McpServer({ name: 'pincer-fixture', version: '1.0.0' });
 
 server.registerTool('slow', { description: 'Waits for ms milliseconds, then answers.', inputSchema: { ms: z.number() } }, async ({ ms }, extra) => {
+  note(`began ${ms}`);
   await new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, ms);
     extra.signal.addEventListener('abort', () => {
