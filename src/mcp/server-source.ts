@@ -9,7 +9,8 @@
  * - Start is bounded; a server that fails or exits is restarted with backoff,
  *   its tools absent meanwhile (the model is never offered a dead tool), and
  *   the bot runs on. `tools/list_changed` refreshes the list, and its revision,
- *   so the next model request offers the new tools.
+ *   so the next model request offers the new tools: a call whose result comes
+ *   while that refresh runs waits for it (see `listing-wait.ts`).
  * - Calls have the server's time limit; /stop aborts them, which sends the
  *   protocol's cancellation.
  * - A hostile server is bounded (see `listing.ts`): its listing in pages, time
@@ -31,6 +32,7 @@ import { StaticToolSource, type SourceState, type SourceStatus, type ToolSource 
 import type { Tool, ToolContext } from '../tools/types.js';
 import { inheritedOverrides, serverEnvironment } from '../config/mcp-environment.js';
 import { boundedTools, ChangeCounter, listAllTools, ListingError, type ListedTool, type McpLimits } from './listing.js';
+import { waitForListing } from './listing-wait.js';
 import { modelToolNames } from './names.js';
 import { resultText, serverError, type McpContent } from './results.js';
 import { serverSecrets } from '../config/mcp-secrets.js';
@@ -268,6 +270,7 @@ export class McpServerSource implements ToolSource {
   private async call(tool: string, modelName: string, args: Record<string, unknown>, ctx: ToolContext): Promise<string> {
     const client = this.client;
     if (!client || this.state !== 'ready') throw new ToolError(`the MCP server ${this.server} is not running right now; try again later.`);
+    const started = Date.now();
     let result: Awaited<ReturnType<Client['callTool']>>;
     try {
       result = await client.callTool({ name: tool, arguments: args }, undefined, { signal: ctx.signal, timeout: this.config.timeoutMs });
@@ -282,9 +285,27 @@ export class McpServerSource implements ToolSource {
       }
       throw serverError(this.server, modelName, error instanceof Error ? error.message : String(error), this.redactor);
     }
+    await this.listedAfterCall(client, tool, started, ctx.signal);
     const text = resultText(result.content as McpContent[] | undefined, result.structuredContent);
     if (result.isError) throw serverError(this.server, modelName, text, this.redactor);
     return text;
+  }
+
+  /**
+   * A result that arrives while the tools are being read again (the server
+   * announced a change during or before it) waits for that listing, within
+   * what is left of the call's time limit, so the next model request offers
+   * the new list. A listing that fails or takes longer is logged; the call
+   * keeps its result.
+   */
+  private async listedAfterCall(client: Client, tool: string, started: number, signal: AbortSignal): Promise<void> {
+    const listing = this.listing;
+    if (listing?.client !== client) return;
+    const left = this.config.timeoutMs - (Date.now() - started);
+    const outcome = await waitForListing(listing.done, left, signal);
+    if (outcome === 'listed' || outcome === 'stopped') return;
+    const reason = outcome === 'failed' ? 'the listing failed' : 'the listing outlasted the call\'s time limit';
+    this.log.warn({ server: this.server, tool, reason }, 'MCP tool list not refreshed before the result; the next request may offer the old list');
   }
 
   /** Drops a client that broke a bound: closed, its tools withdrawn, restarted later. */

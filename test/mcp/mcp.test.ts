@@ -108,14 +108,14 @@ describe('MCP servers', () => {
   }, 60_000);
 
   describe('our fixture server', () => {
-    const fixture = (extra: Record<string, unknown> = {}) => {
+    const fixture = (extra: Record<string, unknown> = {}, env: Record<string, string> = {}) => {
       const dir = mkdtempSync(join(tmpdir(), 'pincer-mcp-'));
       cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
       const log = join(dir, 'events.log');
       return {
         log,
         events: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : []),
-        config: { mcp: { servers: { fix: { command: process.execPath, args: ['--import', 'tsx', FIXTURE], env: { FIXTURE_LOG: log }, approval: 'never' as const, ...extra } } } },
+        config: { mcp: { servers: { fix: { command: process.execPath, args: ['--import', 'tsx', FIXTURE], env: { FIXTURE_LOG: log, ...env }, approval: 'never' as const, ...extra } } } },
       };
     };
 
@@ -149,6 +149,27 @@ describe('MCP servers', () => {
       const ran = await answer(rig!, 'call fix__added', /the added tool ran/);
       expect(ran).toContain('the added tool ran');
       expect(rig.llm.requests.at(-2)!.tools?.map((t) => t.function.name)).toContain('fix__added');
+    }, 60_000);
+
+    it('a tool list changed during a call is offered in the very next model request, even when the server lists slowly', async () => {
+      const f = fixture({}, { FIXTURE_SLOW_LIST: '300' });
+      rig = await startAppRig({ responder: model, config: f.config });
+      expect(offered(rig!)).not.toContain('fix__added');
+      // add_tool announces the change just before its result, and the server takes 300 ms to list its tools again.
+      await answer(rig!, 'call fix__add_tool', /added the tool/);
+      const [asked, afterCall] = rig.llm.requests.slice(-2).map((request) => request.tools?.map((t) => t.function.name) ?? []);
+      expect(asked).not.toContain('fix__added');
+      expect(afterCall).toContain('fix__added');
+    }, 60_000);
+
+    it('a listing slower than the call\'s time limit does not fail the call; the new tool comes once listed', async () => {
+      const f = fixture({ timeoutMs: 1_000 }, { FIXTURE_SLOW_LIST: '4000' });
+      rig = await startAppRig({ responder: model, config: f.config });
+      const added = await answer(rig!, 'call fix__add_tool', /^result: /);
+      expect(added).toMatch(/added the tool "added"/);
+      expect(added).not.toMatch(/time|fail|error/i);
+      expect(rig.llm.requests.at(-1)!.tools?.map((t) => t.function.name)).not.toContain('fix__added');
+      await rig.platform.waitFor(() => offered(rig!).includes('fix__added'), 10_000, 'the new tool, once listed');
     }, 60_000);
 
     it('/stop cancels a running call with the protocol\'s cancellation', async () => {

@@ -5,6 +5,8 @@
  * `tools/list_changed`). Run with `node --import tsx test/fakes/mcp/server.ts`.
  * `FIXTURE_LOG`: a file where it appends one line per event (`started`,
  * `began <ms>` when a slow call starts, `cancelled <ms>`), for the tests to read.
+ * `FIXTURE_SLOW_LIST`: milliseconds it takes to answer each `tools/list`, as a
+ * server under load would.
  */
 import { appendFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -46,5 +48,15 @@ server.registerTool('env', { description: 'The names of the environment variable
   content: [{ type: 'text', text: Object.keys(process.env).sort().join(',') }],
 }));
 
+const slowList = Number(process.env.FIXTURE_SLOW_LIST ?? 0);
+const transport = new StdioServerTransport();
 note('started');
-await server.connect(new StdioServerTransport());
+await server.connect(transport);
+if (slowList > 0) {
+  // Each tools/list waits before it is handled; other messages pass at once, in order.
+  const handle = transport.onmessage!;
+  transport.onmessage = (message) => {
+    if ('method' in message && message.method === 'tools/list') setTimeout(() => handle(message), slowList);
+    else handle(message);
+  };
+}
