@@ -14,6 +14,9 @@ import { withoutPassword } from './url.js';
 /** Retries of one command while the server is away, before the command fails (ioredis's `maxRetriesPerRequest`). */
 export const COMMAND_RETRIES = 3;
 
+/** How long a closing connection waits for the server to end it, before it is cut. */
+const CLOSE_WAIT_MS = 200;
+
 /** Called with each message of a channel. */
 export type ChannelListener = (text: string) => void;
 
@@ -39,15 +42,33 @@ export class RedisConnections {
         return super.duplicate({ ...override, maxRetriesPerRequest: null });
       }
     }
-    const command = new CommandConnection(url, { maxRetriesPerRequest: COMMAND_RETRIES, connectionName: 'pincer' });
+    // A server that never answers would hold a closing connection open for ioredis's default 2 s (and the process with it).
+    const command = new CommandConnection(url, { maxRetriesPerRequest: COMMAND_RETRIES, connectionName: 'pincer', disconnectTimeout: CLOSE_WAIT_MS });
     const connections = new RedisConnections(url, command, log);
     connections.reportErrors(command, 'commands');
     return connections;
   }
 
-  /** Resolves once the server answered the command connection. */
-  async ready(): Promise<void> {
-    await this.command.ping();
+  /**
+   * Resolves once the command connection is ready (the server answered its
+   * ready check). It keeps trying meanwhile, however often the server refuses:
+   * how long to wait is the caller's bound (store/connect.ts).
+   */
+  ready(): Promise<void> {
+    const command = this.command;
+    if (command.status === 'ready') return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const settle = (error?: Error) => {
+        command.off('ready', onReady);
+        command.off('end', onEnd);
+        if (error) reject(error);
+        else resolve();
+      };
+      const onReady = () => settle();
+      const onEnd = () => settle(new Error('the connection to Redis was closed'));
+      command.on('ready', onReady);
+      command.on('end', onEnd);
+    });
   }
 
   /** Calls `listener` with every message published on `channel`; resolves once subscribed, with how to stop. */
