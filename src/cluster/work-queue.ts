@@ -44,7 +44,10 @@ export class BullMqEngine implements WorkQueue {
       concurrency: this.options.maxParallel,
     });
     this.worker.on('failed', (entry, error) => this.options.log.error({ err: error, job: (entry?.data as { id?: string } | undefined)?.id }, 'job run failed on the queue'));
-    this.worker.on('error', (error) => this.options.log.error({ err: error }, 'job queue error'));
+    // Without a listener, BullMQ prints every error of a lost connection to stderr, past the log.
+    const onError = (error: Error) => this.options.log.error({ err: error }, 'job queue error');
+    this.queue.on('error', onError);
+    this.worker.on('error', onError);
     await this.worker.waitUntilReady();
   }
 

@@ -91,7 +91,10 @@ export class BullMqTimers implements Timers {
       // `routineId`: timers armed before the queue was shared by other timers.
       await fire(id ?? routineId ?? '', at);
     }, { connection, concurrency: 4 });
-    this.worker.on('error', (error) => this.log.error({ err: error, queue: this.queueName }, 'timer queue error'));
+    // Without a listener, BullMQ prints every error of a lost connection to stderr, past the log.
+    const onError = (error: Error) => this.log.error({ err: error, queue: this.queueName }, 'timer queue error');
+    this.queue.on('error', onError);
+    this.worker.on('error', onError);
     await this.worker.waitUntilReady();
   }
 

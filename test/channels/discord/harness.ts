@@ -8,7 +8,7 @@ import { DiscordConfigSchema } from '../../../src/config/schema.js';
 import type { z } from 'zod';
 import { COMMANDS } from '../../../src/app.js';
 import { silentLogger } from '../../../src/log.js';
-import { startFakeDiscord, type FakeDiscord } from '../../fakes/discord/index.js';
+import { startFakeDiscord, type FakeDiscord, type FakeDiscordOptions } from '../../fakes/discord/index.js';
 
 /** Tool names offered for autocompletion in the tests. */
 export const TOOL_NAMES = ['http_fetch', 'shell', 'memory_search', 'memory_write', 'current_time'];
@@ -81,9 +81,11 @@ export async function startHarness(
     config?: ConfigOverrides | ((discord: FakeDiscord) => ConfigOverrides);
     deps?: Partial<ChannelDeps>;
     prepare?: (discord: FakeDiscord) => void;
+    /** How the fake is set up. */
+    fake?: FakeDiscordOptions;
   } = {},
 ): Promise<Harness> {
-  const discord = await startFakeDiscord();
+  const discord = await startFakeDiscord(options.fake);
   options.prepare?.(discord);
   const overrides = typeof options.config === 'function' ? options.config(discord) : options.config;
   const config = DiscordConfigSchema.parse({ token: discord.token, apiUrl: discord.apiUrl, ...overrides });

@@ -5,7 +5,9 @@
  * events sent while disconnected are replayed on resume, as Discord does.
  * IDENTIFY's `shard: [id, count]` is honoured: a login receives the guilds and
  * events of the guilds on its shard (`(guild_id >> 22) % count`), and DM
- * events on shard 0.
+ * events on shard 0. `stall()` leaves the open sockets open but silent: no
+ * heartbeat ACK and no dispatch reaches them (the dispatches are kept for a
+ * resume), as a connection whose peer went away without closing it.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -39,7 +41,8 @@ export interface IdentifyRecord {
   at: number;
 }
 
-const HEARTBEAT_INTERVAL_MS = 41_250;
+/** Discord's heartbeat interval, sent in HELLO unless the fake is given another. */
+export const HEARTBEAT_INTERVAL_MS = 41_250;
 
 /** The WebSocket side of the fake Discord. */
 export class FakeGateway {
@@ -52,6 +55,11 @@ export class FakeGateway {
   recommendedShards = 1;
   private readonly logins: Login[] = [];
   private readonly serverClosed = new WeakSet<WebSocket>();
+  private readonly stalled = new WeakSet<WebSocket>();
+  /** Heartbeats that went unanswered because their socket was stalled. */
+  unansweredHeartbeats = 0;
+  /** The heartbeat interval sent in HELLO. */
+  heartbeatIntervalMs = HEARTBEAT_INTERVAL_MS;
   private readonly wss = new WebSocketServer({ noServer: true });
 
   /**
@@ -99,6 +107,11 @@ export class FakeGateway {
     }
   }
 
+  /** Keeps every open socket open, but silent from now on (no ACK, no dispatch); later sockets are served. */
+  stall(): void {
+    for (const client of this.wss.clients) this.stalled.add(client);
+  }
+
   /** Terminates every client and stops accepting new ones. */
   async close(): Promise<void> {
     for (const client of this.wss.clients) client.terminate();
@@ -106,13 +119,17 @@ export class FakeGateway {
   }
 
   private accept(ws: WebSocket): void {
-    ws.send(JSON.stringify({ op: 10, d: { heartbeat_interval: HEARTBEAT_INTERVAL_MS }, s: null, t: null }));
+    ws.send(JSON.stringify({ op: 10, d: { heartbeat_interval: this.heartbeatIntervalMs }, s: null, t: null }));
     ws.on('message', (data) => this.onMessage(ws, data));
     ws.on('close', (code) => this.onClose(ws, code));
   }
 
   private onMessage(ws: WebSocket, data: RawData): void {
     const payload = JSON.parse(data.toString()) as { op: number; d: Record<string, unknown> | null };
+    if (this.stalled.has(ws)) {
+      if (payload.op === 1) this.unansweredHeartbeats += 1;
+      return;
+    }
     if (payload.op === 1) {
       this.heartbeats += 1;
       ws.send(JSON.stringify({ op: 11 }));
@@ -183,7 +200,7 @@ export class FakeGateway {
     login.seq += 1;
     const frame: Frame = { op: 0, t, s: login.seq, d };
     login.frames.push(frame);
-    if (login.socket?.readyState === 1) login.socket.send(JSON.stringify(frame));
+    if (login.socket?.readyState === 1 && !this.stalled.has(login.socket)) login.socket.send(JSON.stringify(frame));
   }
 
   private readyPayload(login: Login): Record<string, unknown> {

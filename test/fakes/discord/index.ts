@@ -97,6 +97,13 @@ export interface FakeDiscord {
   /** Closes the gateway socket from the server side (4000: the client resumes). */
   dropGateway(code?: number): void;
   /**
+   * Leaves the open gateway sockets open but silent: heartbeats go unacknowledged
+   * and dispatches wait for a resume on a new socket, which is served as usual.
+   */
+  stallGateway(): void;
+  /** Heartbeats that went unanswered on a stalled socket. */
+  readonly unansweredHeartbeats: number;
+  /**
    * The next request matching `method` and `path` (without `/api/v10`) fails, by
    * default with a 429; with `afterHandling`, it is carried out and only its
    * response is lost.
@@ -115,6 +122,8 @@ export interface FakeDiscordOptions {
   disallowedIntents?: number;
   /** The shard count `GET /gateway/bot` recommends (default 1). */
   shards?: number;
+  /** The heartbeat interval sent in HELLO (default Discord's 41 250 ms). */
+  heartbeatIntervalMs?: number;
 }
 
 /** Starts the fake on a free port. */
@@ -127,6 +136,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const gateway = new FakeGateway(world, gatewayUrl, () => [...listed]);
   gateway.disallowedIntents = options.disallowedIntents ?? 0;
   gateway.recommendedShards = options.shards ?? 1;
+  if (options.heartbeatIntervalMs) gateway.heartbeatIntervalMs = options.heartbeatIntervalMs;
   const rest = new FakeRest(world, gateway, gatewayUrl);
   const server = createServer((request, response) => {
     rest.handle(request, response).catch((error: unknown) => {
@@ -240,6 +250,10 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     message: (id) => world.message(id),
     ephemeralFor: (userId) => world.messages.filter((message) => message.visibleTo === userId),
     dropGateway: (code) => gateway.drop(code),
+    stallGateway: () => gateway.stall(),
+    get unansweredHeartbeats() {
+      return gateway.unansweredHeartbeats;
+    },
     failNext(method, path, failure = {}) {
       const queued: QueuedFailure = {
         method,

@@ -61,7 +61,8 @@ export class FakeSlack {
   readonly appToken: string;
   readonly workspace: FakeWorkspace;
   readonly calls: ApiCall[] = [];
-  private readonly hub: SocketModeHub;
+  /** The Socket Mode endpoint, for what the helpers below do not cover (e.g. `hub.stall()`). */
+  readonly hub: SocketModeHub;
   private readonly server: Server;
   private readonly failures = new Map<string, InjectedFailure[]>();
   private readonly responseUrls = new Map<string, { user: string; channel: string }>();

@@ -6,6 +6,9 @@
  * that is not acknowledged when its connection closes, or within
  * `redeliverAfterMs`, is sent again to another open connection with its
  * `retry_attempt` incremented, up to {@link MAX_RETRIES} times, as Slack does.
+ * `stall()` leaves the open connections open but silent: no pong to the
+ * client's pings, no envelope, and what they send unread; a connection opened
+ * after that is served as usual.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -35,7 +38,9 @@ export interface SocketDelivery {
 
 /** The Socket Mode endpoint of the fake. */
 export class SocketModeHub {
-  private readonly wss = new WebSocketServer({ noServer: true });
+  // Pongs are sent by hand, so that a stalled connection can leave the client's pings unanswered.
+  private readonly wss = new WebSocketServer({ noServer: true, autoPong: false });
+  private readonly stalled = new WeakSet<WebSocket>();
   private readonly open: WebSocket[] = [];
   private readonly numbers = new Map<WebSocket, number>();
   private readonly queued: Envelope[] = [];
@@ -82,6 +87,11 @@ export class SocketModeHub {
     for (const ws of this.open) ws.send(JSON.stringify({ type: 'disconnect', reason: 'refresh_requested' }));
   }
 
+  /** Leaves every open connection open but silent from now on; envelopes wait for a connection that is not. */
+  stall(): void {
+    for (const ws of this.open) this.stalled.add(ws);
+  }
+
   /** Whether the envelope was acknowledged, and with what payload. */
   ack(envelopeId: string): { acked: boolean; payload?: unknown } {
     return this.acks.has(envelopeId) ? { acked: true, payload: this.acks.get(envelopeId) } : { acked: false };
@@ -118,7 +128,7 @@ export class SocketModeHub {
 
   /** The next open connection in turn, skipping `avoid` when another one is open. */
   private pick(avoid?: WebSocket): WebSocket | undefined {
-    const candidates = this.open.filter((ws) => ws.readyState === ws.OPEN);
+    const candidates = this.open.filter((ws) => ws.readyState === ws.OPEN && !this.stalled.has(ws));
     const choices = candidates.length > 1 && avoid ? candidates.filter((ws) => ws !== avoid) : candidates;
     if (choices.length === 0) return undefined;
     this.cursor = (this.cursor + 1) % choices.length;
@@ -150,7 +160,12 @@ export class SocketModeHub {
     this.connectionCount += 1;
     this.numbers.set(ws, this.connectionCount);
     this.open.push(ws);
-    ws.on('message', (data) => this.onMessage(data.toString()));
+    ws.on('message', (data) => {
+      if (!this.stalled.has(ws)) this.onMessage(data.toString());
+    });
+    ws.on('ping', (data) => {
+      if (!this.stalled.has(ws)) ws.pong(data);
+    });
     ws.on('close', () => this.onClose(ws));
     ws.send(JSON.stringify({
       type: 'hello',
