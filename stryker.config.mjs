@@ -17,7 +17,7 @@ const testsOf = {
   'src/cluster/claims.ts': ['test/routines/claims.test.ts', 'test/routines/exactly-once.test.ts'],
   'src/cluster/thread-storage.ts': ['test/cluster/shared-threads.test.ts', 'test/cluster/lease-fencing.test.ts'],
   'src/cluster/node.ts': ['test/cluster/lease-fencing.test.ts', 'test/cluster/shared-threads.test.ts'],
-  'src/safety/secrets.ts': ['test/safety/secrets.test.ts'],
+  'src/safety/secrets.ts': ['test/safety/secrets.test.ts', 'test/safety/secret-patterns.test.ts'],
   'src/tools/builtin/lib/address-policy.ts': ['test/tools/builtin/address-policy.test.ts', 'test/tools/builtin/http-fetch.test.ts'],
   'src/engine/guards/loop-detector.ts': ['test/agent/guards/*.test.ts', 'test/agent/loop-guards.test.ts'],
   'src/engine/guards/call-cycles.ts': ['test/agent/guards/*.test.ts'],
