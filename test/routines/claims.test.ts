@@ -65,4 +65,19 @@ describe('firing claims in the store', () => {
     expect(await claims.claim('r1', firingId('r1', nine))).toBe(false);
     expect(await claims.claim('r2', firingId('r2', nine))).toBe(false);
   });
+
+  it('a refused claim does not lengthen the claim that stands, and an unknown routine has no claim', async () => {
+    const store = await openStore();
+    let now = 1_000_000;
+    const claims = new StoreClaims(store, FIRING_CLAIMS, 10_000, () => now);
+    expect(await claims.expiresAt('nobody', 'nobody_1')).toBeUndefined();
+    expect(await claims.claim('r1', 'r1_1')).toBe(true);
+    now += 9_000;
+    expect(await claims.claim('r1', 'r1_1')).toBe(false);
+    expect(await claims.expiresAt('r1', 'r1_1')).toBe(1_010_000);
+    now += 2_000;
+    // Expired, but still in the record until the next claim prunes it: it is not reported as standing.
+    expect(await claims.expiresAt('r1', 'r1_1')).toBeUndefined();
+    expect(await claims.claim('r1', 'r1_1')).toBe(true);
+  });
 });

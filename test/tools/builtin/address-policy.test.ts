@@ -139,7 +139,7 @@ describe('blockedRange and rangeLabel: what the refusal calls each address', () 
     expect(rangeLabel(range!, address)).toBe(label);
   });
 
-  it.each(['8.8.8.8', '1.1.1.1', '2a00:1450:4001:81c::200e', '::ffff:1.1.1.1', '64:ff9b::101:101', '2a00:1450::200:5efe:808:808'])('%s is public', (address) => {
+  it.each(['8.8.8.8', '1.1.1.1', '2a00:1450:4001:81c::200e', '2a00::808:808', '::ffff:1.1.1.1', '64:ff9b::101:101', '2a00:1450::200:5efe:808:808'])('%s is public', (address) => {
     expect(blockedRange(address)).toBeUndefined();
   });
 
