@@ -14,7 +14,7 @@ const testsOf = {
   'src/engine/approval-book.ts': ['test/agent/approval-book.test.ts', 'test/agent/approval-flow.test.ts'],
   'src/routines/claims.ts': ['test/routines/claims.test.ts', 'test/routines/exactly-once.test.ts'],
   'src/deployment/claims.ts': ['test/routines/claims.test.ts', 'test/routines/exactly-once.test.ts'],
-  'src/cluster/claims.ts': ['test/routines/claims.test.ts', 'test/routines/exactly-once.test.ts'],
+  'src/cluster/claims.ts': ['test/cluster/claims.test.ts', 'test/routines/exactly-once.test.ts'],
   'src/cluster/thread-storage.ts': ['test/cluster/shared-threads.test.ts', 'test/cluster/lease-fencing.test.ts'],
   'src/cluster/node.ts': ['test/cluster/lease-fencing.test.ts', 'test/cluster/shared-threads.test.ts'],
   'src/safety/secrets.ts': ['test/safety/secrets.test.ts', 'test/safety/secret-patterns.test.ts'],
