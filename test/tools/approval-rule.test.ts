@@ -186,6 +186,16 @@ describe('decideApproval', () => {
     expect(decision).toEqual({ kind: 'reject', reason: '"policy_set" never runs in background jobs.' });
   });
 
+  it('no meta tool runs in a background job, even when the job names it: jobs, schedules, policy, permissions, secrets, installs', () => {
+    const meta = ['create_job', 'cancel_job', 'job_message', 'schedule', 'cancel_schedule', 'job_create', 'job_cancel', 'routine_create', 'policy_set', 'permission_set', 'secret_list', 'secret_read', 'tool_install'];
+    for (const tool of meta) {
+      const context: ApprovalContext = { kind: 'autonomous', allowed: new Set([tool]), askOwner: true };
+      const decision = decideApproval({ tool, requirement: 'never', policy: 'allow', permission: 'alwaysAllow', context });
+      expect(decision, tool).toEqual({ kind: 'reject', reason: `"${tool}" never runs in background jobs.` });
+      expect(isHidden({ tool, policy: 'allow', permission: 'alwaysAllow', context }), tool).toBe(true);
+    }
+  });
+
   it('the group rejection tells the model how the user can approve', () => {
     const decision = decideApproval({ tool: 'shell', requirement: 'always', policy: 'allow', permission: 'askEachTime', context: CONTEXTS.group! });
     expect(decision).toEqual({
@@ -218,6 +228,13 @@ describe('decideApproval for a call that hands tools to background work', () => 
     expect(grantCall({ ...group, permission: 'alwaysAllow', policySource: 'global' }).kind).toBe('reject');
     expect(grantCall({ ...group, policySource: 'scope', policy: 'ask' }).kind).toBe('reject');
     expect(grantCall({ ...group, policySource: 'scope' })).toEqual({ kind: 'run' });
+    // The refusal tells the model the exact command an administrator types, and the way out for the user.
+    expect(grantCall({ ...group, tool: 'schedule' })).toEqual({
+      kind: 'reject',
+      reason:
+        '"schedule" hands tools to background work, which in a group only an administrator\'s policy for this group can allow ' +
+        '(/policy allow schedule). Tell the user they can ask in a direct message with the bot instead.',
+    });
     expect(grantCall({ ...group, policySource: 'scope', grant: { beyondReadOnly: true } })).toEqual({ kind: 'run' });
   });
 });
@@ -243,5 +260,9 @@ describe('isHidden', () => {
     // A tool that asks each time is not offered to a job that may not ask its owner, even when named.
     expect(isHidden({ ...base, requirement: 'always', context: CONTEXTS['autonomous, allowed by name']! })).toBe(true);
     expect(isHidden({ ...base, requirement: 'always', context: CONTEXTS['autonomous, allowed by name, may ask its owner']! })).toBe(false);
+    // So is a tool an admin set to ask, whatever the tool itself says.
+    expect(isHidden({ ...base, requirement: 'never', policy: 'ask', context: CONTEXTS['autonomous, allowed by name']! })).toBe(true);
+    expect(isHidden({ ...base, requirement: 'never', policy: 'ask', context: CONTEXTS['autonomous, allowed by name, may ask its owner']! })).toBe(false);
+    expect(isHidden({ ...base, requirement: 'never', policy: 'allow', context: CONTEXTS['autonomous, allowed by name']! })).toBe(false);
   });
 });

@@ -64,6 +64,26 @@ describe('the loop detector', () => {
     expect(new LoopDetector(DEFAULT_LOOP_GUARDS).observe([read, read, read])).toMatchObject({ action: 'note', finding: { level: 'limit' } });
   });
 
+  it('tells the model it is starting to repeat itself at the warning, in plain words', () => {
+    const detector = new LoopDetector(DEFAULT_LOOP_GUARDS);
+    detector.observe([read]);
+    const warned = detector.observe([read]);
+    expect(warned.action === 'note' && warned.message).toBe(
+      'You are starting to repeat yourself: files_read with path "notes.txt", 2 times in a row with the same or nearly the same arguments. ' +
+        'Repeating it will not give a different result. Use what you already have, change your approach, or tell the user what is blocking you.',
+    );
+  });
+
+  it('in one batch, a loop outranks a later warning: the model hears about the loop', () => {
+    const detector = new LoopDetector({ ...DEFAULT_LOOP_GUARDS, windowRepeats: 50 });
+    const other = call('files_read', { path: 'other.txt' });
+    const verdict = detector.observe([read, read, read, other, other]);
+    expect(verdict).toMatchObject({ action: 'note', finding: { detector: 'similar', level: 'limit' } });
+    expect(verdict.action === 'note' && verdict.message).toMatch(/^You are going in circles: files_read with path "notes\.txt", 3 times/);
+    // The loop note was given, so the next loop escalates.
+    expect(detector.observe([other])).toMatchObject({ action: 'escalate' });
+  });
+
   it('starts again from a note after a reset (Continue, Try another way)', () => {
     const detector = new LoopDetector(DEFAULT_LOOP_GUARDS);
     expect(run(detector, [read, read, read, read])).toEqual(['none', 'note', 'note', 'escalate']);
