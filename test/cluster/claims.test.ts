@@ -10,7 +10,7 @@ import { FIRING_CLAIMS, firingId } from '../../src/routines/claims.js';
 import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
 
 /** Database 12 of the test Redis: this suite's own, emptied before each test. */
-const { available, skip, url } = testRedisDb(12);
+const { available, skip, url } = testRedisDb(1);
 
 describe.skipIf(!available)(`firing claims on Redis${skip}`, () => {
   const clients: Redis[] = [];

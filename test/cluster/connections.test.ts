@@ -5,14 +5,21 @@
  * blocking connection each. A hosted Redis counts (and bills) connections.
  */
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { threadKeyOf } from '../../src/channels/types.js';
 import type { Tool } from '../../src/tools/types.js';
-import { flushDb, redisDbUrl, testRedisDb } from '../e2e/cluster-harness.js';
+import { flushDb, redisDbUrl, testRedisDb, holdRedisDb } from '../e2e/cluster-harness.js';
 import { startFakeLlm, textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { TestPlatform, testDm } from '../support/test-channel.js';
 import { startInstance } from './instances.js';
+
+// Database 11 of the test Redis is shared with another suite: one at a time.
+let releaseDb: (() => void) | undefined;
+beforeAll(async () => {
+  if (process.env.PINCER_TEST_REDIS_URL) releaseDb = await holdRedisDb(11);
+}, 900_000);
+afterAll(() => releaseDb?.());
 
 /** Database 11 of the test Redis: this suite's own; every connection to it is the instance's. */
 const DB = 11;

@@ -3,18 +3,25 @@
  * change reported done on one instance is honoured by the other's next
  * decision, even when the message that tells the instances never reached it.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { CLUSTER_PREFIX } from '../../src/cluster/node.js';
 import { silentLogger } from '../../src/log.js';
 import type { ToolCall } from '../../src/llm/types.js';
 import type { Tool, ToolContext } from '../../src/tools/types.js';
-import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
+import { flushDb, testRedisDb, holdRedisDb } from '../e2e/cluster-harness.js';
 import { startFakeLlm } from '../fakes/llm/server.js';
 import { echoAll } from '../support/app-rig.js';
 import { TestPlatform, testDm } from '../support/test-channel.js';
 import { startInstance, type Instance } from './instances.js';
 import { clusterOf } from '../../src/cluster/deployment.js';
+
+// Database 13 of the test Redis is shared with another suite: one at a time.
+let releaseDb: (() => void) | undefined;
+beforeAll(async () => {
+  if (process.env.PINCER_TEST_REDIS_URL) releaseDb = await holdRedisDb(13);
+}, 900_000);
+afterAll(() => releaseDb?.());
 
 /** Database 13 of the test Redis: this suite's own, emptied before each test. */
 const { available, skip, url } = testRedisDb(13);

@@ -8,7 +8,8 @@
  * write numbered messages (`t<thread>-m<seq>`), and the check that each was
  * answered once and in order.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { Agent, createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -37,6 +38,42 @@ export function testRedisDb(db: number): { available: boolean; skip: string; url
     skip: base ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)',
     url: () => redisDbUrl(base!, db),
   };
+}
+
+/**
+ * Holds database `db` of the test Redis for this test file, against other
+ * files that use the same one (there are more suites than databases): waits
+ * while another process holds it, takes over a hold whose process is gone.
+ * Resolves with the release.
+ */
+export async function holdRedisDb(db: number, timeoutMs = 900_000): Promise<() => void> {
+  const path = join(tmpdir(), `pincer-test-redis-db-${db}.lock`);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      writeFileSync(path, String(process.pid), { flag: 'wx' });
+      return () => rmSync(path, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    const holder = Number(readFileSync(path, 'utf8').trim() || '0');
+    if (holder === process.pid || !alive(holder)) {
+      rmSync(path, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error(`Redis database ${db} is still held by process ${holder}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+function alive(pid: number): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Empties the database of `url`; rejects when Redis does not answer within `timeoutMs`. */

@@ -12,7 +12,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeResponder } from '../fakes/llm/server.js';
 import { startFakeSlack, type FakeSlack } from '../fakes/slack/index.js';
 import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram/index.js';
@@ -30,10 +30,18 @@ import {
   type Cluster,
   type ClusterChat,
   type Exchange,
+  holdRedisDb,
 } from './cluster-harness.js';
 import { textOf } from './model.js';
 import { cleanUp, waitUntil } from './pincer.js';
 import { OWNER, buttonsOf, dmMessages, press, say, waitForDm } from './telegram.js';
+
+// Database 12 of the test Redis is shared with another suite: one at a time.
+let releaseDb: (() => void) | undefined;
+beforeAll(async () => {
+  if (process.env.PINCER_TEST_REDIS_URL) releaseDb = await holdRedisDb(12);
+}, 900_000);
+afterAll(() => releaseDb?.());
 
 const REDIS = process.env.PINCER_TEST_REDIS_URL;
 const SKIPPED = REDIS ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)';

@@ -5,11 +5,19 @@
  * bot still answers.
  */
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startAppRig, type AppRig } from '../support/app-rig.js';
 import { freePort } from '../support/ports.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { testDm } from '../support/test-channel.js';
+import { holdRedisDb } from '../e2e/cluster-harness.js';
+
+// Database 13 of the test Redis is shared with another suite: one at a time.
+let releaseDb: (() => void) | undefined;
+beforeAll(async () => {
+  if (process.env.PINCER_TEST_REDIS_URL) releaseDb = await holdRedisDb(13);
+}, 900_000);
+afterAll(() => releaseDb?.());
 
 const REDIS = process.env.PINCER_TEST_REDIS_URL;
 

@@ -7,11 +7,19 @@
  */
 import Keyv from 'keyv';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hang, textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { startAppRig, type AppRig, type AppRigOptions } from '../support/app-rig.js';
 import { testDm } from '../support/test-channel.js';
 import type { JobRecord, JobRequest } from '../../src/jobs/job.js';
+import { holdRedisDb } from '../e2e/cluster-harness.js';
+
+// Database 11 of the test Redis is shared with another suite: one at a time.
+let releaseDb: (() => void) | undefined;
+beforeAll(async () => {
+  if (process.env.PINCER_TEST_REDIS_URL) releaseDb = await holdRedisDb(11);
+}, 900_000);
+afterAll(() => releaseDb?.());
 
 let rig: AppRig | undefined;
 afterEach(async () => {

@@ -5,10 +5,18 @@
  * only when a running one has ended; in the end every job posts its result.
  */
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { textReply, toolCallReply, type FakeLlmRequest, type FakeResponder } from '../fakes/llm/server.js';
 import { HeldModel, startAppRig, type AppRig } from '../support/app-rig.js';
 import { testDm } from '../support/test-channel.js';
+import { holdRedisDb } from '../e2e/cluster-harness.js';
+
+// Database 12 of the test Redis is shared with another suite: one at a time.
+let releaseDb: (() => void) | undefined;
+beforeAll(async () => {
+  if (process.env.PINCER_TEST_REDIS_URL) releaseDb = await holdRedisDb(12);
+}, 900_000);
+afterAll(() => releaseDb?.());
 
 let rig: AppRig | undefined;
 afterEach(async () => {
