@@ -66,10 +66,6 @@ export class ClusterIntake implements ThreadIntake {
     return this.threads.idle(thread);
   }
 
-  close(): Promise<void> {
-    return this.threads.close();
-  }
-
   /** Puts `event` in its shared thread's inbox, then acknowledges it; a refusal is explained (a rate one once a window). */
   private async keepShared(event: InboundMessage, userId: string, oversized?: Refusal): Promise<void> {
     const send = (text: string) => this.outbox().send(event.chat, text);

@@ -103,10 +103,6 @@ class LocalIntake implements ThreadIntake {
     return Promise.resolve();
   }
 
-  close(): Promise<void> {
-    return Promise.resolve();
-  }
-
   private started(): ThreadHost {
     if (!this.host) throw new Error('the intake has not started');
     return this.host;

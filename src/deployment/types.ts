@@ -73,8 +73,6 @@ export interface ThreadIntake {
   claim?(thread: string): Promise<boolean>;
   /** The thread's runner here has nothing more to do. */
   idle(thread: string): Promise<void>;
-  /** Gives back what this instance holds (shutdown). */
-  close(): Promise<void>;
 }
 
 /** Signals between the instances (none on a single process). */

@@ -35,7 +35,7 @@ import { InProcessEngine } from '../deployment/work-queue.js';
 import type { JobEngine } from './engine.js';
 import { activeJobsCheck, refusalOnly, withinBounds } from './limits.js';
 import { ToolError } from '../errors.js';
-import { deliverOwedResults, JobProgress } from './progress.js';
+import { deliverOwedResults, JobProgress, type ProgressServices } from './progress.js';
 import { accessLost, ownerAdmitted } from './owner-access.js';
 
 /** Why a worker was stopped. */
@@ -57,6 +57,8 @@ export class JobScheduler {
   private closed = false;
 
   private readonly engine: JobEngine;
+  /** What status messages and results are delivered with: the services and this scheduler's store. */
+  private readonly progressServices: ProgressServices;
 
   constructor(
     private readonly services: AgentServices,
@@ -65,6 +67,7 @@ export class JobScheduler {
     engine?: JobEngine,
   ) {
     this.engine = engine ?? new InProcessEngine(services.config.jobs.maxParallel);
+    this.progressServices = { ...services, jobs };
   }
 
   private get config(): Config['jobs'] {
@@ -85,7 +88,7 @@ export class JobScheduler {
   async start(): Promise<void> {
     await this.engine.start((id) => this.runOne(id));
     this.services.log.info({ engine: this.engine.name }, 'job engine started');
-    void deliverOwedResults({ ...this.services, jobs: this.jobs });
+    void deliverOwedResults(this.progressServices);
     for (const job of await this.jobs.unfinished()) {
       if (job.state === 'in_progress' || (job.state === 'waiting_approval' && approvedCallInterrupted(job))) await this.reportInterrupted(job);
       else if (job.state === 'waiting_approval') continue;
@@ -350,7 +353,7 @@ export class JobScheduler {
   private progressOf(job: JobRecord): JobProgress {
     let progress = this.progress.get(job.id);
     if (!progress) {
-      progress = new JobProgress({ ...this.services, jobs: this.jobs }, job.origin, job.statusMessage);
+      progress = new JobProgress(this.progressServices, job.origin, job.statusMessage);
       this.progress.set(job.id, progress);
     }
     return progress;
