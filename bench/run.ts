@@ -45,3 +45,8 @@ if (!only || only === 'cluster') {
   console.log('bench/cluster: the built product, one instance vs three on one Redis store (400 messages, 200 threads, model 100 ms), and failover after a SIGKILL (lease TTL 2 s)');
   table(await runClusterBench());
 }
+if (!only || only === 'startup') {
+  const { runStartupBench } = await import('./startup.js');
+  console.log('bench/startup: the built program started like a user starts it, terminal only and Telegram (its fake), against node -e; medians');
+  table(await runStartupBench());
+}
