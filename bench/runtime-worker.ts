@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { z } from 'zod';
@@ -37,7 +38,13 @@ async function duringThreads<T>(work: () => Promise<T>): Promise<T & { rssBefore
   let sampled = before;
   const sample = () => (sampled = Math.max(sampled, process.memoryUsage().rss / 1024));
   const timer = setInterval(sample, 10);
+  // PINCER_BENCH_HEAP_SNAPSHOT=<folder>: a heap snapshot while every thread is in its conversation, to see what each holds.
+  const snapshotDir = process.env.PINCER_BENCH_HEAP_SNAPSHOT;
+  const snapshot = snapshotDir
+    ? setTimeout(() => writeHeapSnapshot(join(snapshotDir, `${variant}.heapsnapshot`)), Number(process.env.PINCER_BENCH_HEAP_SNAPSHOT_MS ?? 250))
+    : undefined;
   const result = await work();
+  clearTimeout(snapshot);
   clearInterval(timer);
   sample();
   const peakAfter = rssKb();
