@@ -193,7 +193,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     events,
   };
   made.services = services;
-  const jobs = jobsFeature({ config, services, store: new JobStore(store, log), queue: deployment.workQueue(JOB_QUEUE, config.jobs.maxParallel), grants });
+  const jobs = jobsFeature({ config, services, store: new JobStore(store, log), queue: deployment.workQueue(JOB_QUEUE, config.jobs.maxParallel), grants, mail: deployment.signals });
   const routines = routinesFeature({ config, services, store: new RoutineStore(store, log), deployment, jobs, grants });
   const features: Feature[] = [jobs, routines, await mcpFeature(config, registry, log, PINCER_VERSION, redactor)];
   // Every feature's tools are offered from the start, like every source.
