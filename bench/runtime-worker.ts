@@ -5,7 +5,8 @@
  * provider). Prints one JSON line: wall time, RSS just before the threads
  * start and at its peak during them, and the process's peak RSS.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeHeapSnapshot } from 'node:v8';
@@ -15,9 +16,6 @@ import { z } from 'zod';
 import { buildSystemPrompt } from '../src/chat/system-prompt.js';
 import { createApp } from '../src/app.js';
 import { parseConfig } from '../src/config/load.js';
-import { Store } from '../src/store/store.js';
-import { builtinTools } from '../src/tools/builtin/index.js';
-import { toolParametersSchema } from '../src/tools/schema.js';
 import type { Tool, ToolContext } from '../src/tools/types.js';
 import { TestPlatform, testDm } from '../test/support/test-channel.js';
 
@@ -43,7 +41,10 @@ async function duringThreads<T>(work: () => Promise<T>): Promise<T & { rssBefore
   const snapshot = snapshotDir
     ? setTimeout(() => writeHeapSnapshot(join(snapshotDir, `${variant}.heapsnapshot`)), Number(process.env.PINCER_BENCH_HEAP_SNAPSHOT_MS ?? 250))
     : undefined;
+  // PINCER_BENCH_ALLOCATIONS=<file>: a sampling profile of every allocation during the threads, garbage included.
+  const allocations = process.env.PINCER_BENCH_ALLOCATIONS ? await startAllocationSampling() : undefined;
   const result = await work();
+  if (allocations) writeFileSync(process.env.PINCER_BENCH_ALLOCATIONS!, JSON.stringify(await allocations()));
   clearTimeout(snapshot);
   clearInterval(timer);
   sample();
@@ -51,24 +52,36 @@ async function duringThreads<T>(work: () => Promise<T>): Promise<T & { rssBefore
   return { ...result, rssBeforeKb: before, rssPeakKb: peakAfter > peakBefore ? peakAfter : sampled };
 }
 
+/** Starts V8's sampling heap profiler over everything allocated, collected or not; the returned function stops it. */
+async function startAllocationSampling(): Promise<() => Promise<unknown>> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+  await post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return async () => {
+    const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: unknown };
+    session.disconnect();
+    return profile;
+  };
+}
+
 /**
  * What pincer sends besides the conversation: its system prompt and the tool
- * definitions of a DM. The baseline sends the same, so that both sides make the
- * same 5,000 requests and differ only in what runs around them.
+ * definitions it offers in a DM (the built-in tools, the jobs' and routines'
+ * tools and the bench's wait tool), taken from a built app so that the
+ * baseline sends the same requests and the two sides differ only in what runs
+ * around them.
  */
 async function pincerRequestParts(): Promise<{ system: (thread: number) => string; tools: ChatCompletionTool[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'pincer-bench-base-'));
-  const store = await Store.open({ url: `sqlite://${join(dir, 'x.sqlite')}` });
-  const config = parseConfig({ dataDir: dir });
-  const definitions = [...builtinTools(config, { store }), waitTool()].map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    parameters: toolParametersSchema(tool.parameters),
-  }));
-  await store.close();
+  const config = parseConfig({ dataDir: dir, logLevel: 'silent', llm: { baseUrl: llmUrl, apiKey: 'bench', model: 'fake-model' } });
+  const app = await createApp({ config, tools: [waitTool()], channels: [] });
+  const definitions = await app.services.pipeline.definitions({ userId: 'test:u0', scope: 'global', approval: { kind: 'chat', chatKind: 'dm' } });
+  await app.stop('measured what it offers');
   rmSync(dir, { recursive: true, force: true });
   const system = (thread: number) =>
-    buildSystemPrompt({ agentName: 'pincer', extra: '', chat: testDm(`u${thread}`), speaker: { id: `u${thread}`, name: `User ${thread}` }, tools: definitions, now: new Date() });
+    buildSystemPrompt({ agentName: 'pincer', extra: '', chat: testDm(`u${thread}`), speaker: { id: `u${thread}`, name: `User ${thread}` }, tools: definitions, selfCheck: config.agent.loopGuards.selfCheck, now: new Date() });
   return { system, tools: definitions.map((d) => ({ type: 'function' as const, function: d })) };
 }
 
