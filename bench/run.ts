@@ -23,8 +23,9 @@ if (!only || only === 'loop') {
 }
 if (!only || only === 'runtime') {
   const { runRuntimeBench } = await import('./runtime.js');
+  // `runtime [threads] [iterations] [rounds]`
   console.log('bench/runtime: 1,000 threads x 5 iterations, fake model with 100 ms latency');
-  table(await runRuntimeBench());
+  table(await runRuntimeBench(size(0), size(1), size(2)));
 }
 if (!only || only === 'latency') {
   const { runReplyLatencyBench } = await import('./reply-latency.js');
