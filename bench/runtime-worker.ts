@@ -88,10 +88,11 @@ async function pincerRequestParts(): Promise<{ system: (thread: number) => strin
 async function baseline() {
   const client = new OpenAI({ baseURL: llmUrl, apiKey: 'bench', maxRetries: 0, timeout: 600_000 });
   const { system, tools } = await pincerRequestParts();
-  const loop = async (thread: number) => {
+  /** One conversation; `wait` runs the wait tool until `signal` aborts it, which ends the loop. */
+  const loop = async (thread: number, text = `iterations=${ITERATIONS} thread=${thread}`, signal?: AbortSignal, toolStarted?: () => void) => {
     const messages: ChatCompletionMessageParam[] = [
       { role: 'system', content: system(thread) },
-      { role: 'user', content: `iterations=${ITERATIONS} thread=${thread}` },
+      { role: 'user', content: text },
     ];
     for (;;) {
       const completion = await client.chat.completions.create({ model: 'fake-model', messages, tools, max_tokens: 4096 });
@@ -99,15 +100,56 @@ async function baseline() {
       if (!message.tool_calls?.length) return;
       messages.push({ role: 'assistant', content: message.content, tool_calls: message.tool_calls });
       for (const call of message.tool_calls) {
-        if (call.type === 'function') messages.push({ role: 'tool', tool_call_id: call.id, content: String(JSON.parse(call.function.arguments).expression) });
+        if (call.type !== 'function') continue;
+        const args = JSON.parse(call.function.arguments) as { expression?: string; ms?: number };
+        if (call.function.name === 'wait') {
+          toolStarted?.();
+          if (await waitAborted(args.ms ?? 0, signal)) return;
+        }
+        messages.push({ role: 'tool', tool_call_id: call.id, content: String(args.expression ?? 'waited') });
       }
     }
   };
-  return duringThreads(async () => {
+  const threads = await duringThreads(async () => {
     const start = performance.now();
     await Promise.all(Array.from({ length: THREADS }, (_, i) => loop(i)));
     return { wallMs: performance.now() - start };
   });
+  // The baseline of /stop: a plain loop whose running tool is aborted, timed from the abort to the loop's end.
+  const stop = process.env.PINCER_BENCH_SKIP_STOP
+    ? undefined
+    : await latencies(async () => {
+        const controller = new AbortController();
+        let started!: () => void;
+        const toolRunning = new Promise<void>((resolve) => (started = resolve));
+        const ended = loop(THREADS, 'wait 60000', controller.signal, started);
+        await toolRunning;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const start = performance.now();
+        controller.abort();
+        await ended;
+        return performance.now() - start;
+      });
+  return { ...threads, stop };
+}
+
+/** Waits `ms`; true when `signal` aborted the wait first. */
+function waitAborted(ms: number, signal?: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+/** 100 samples of `one`, one at a time: p50, p99 and the worst. */
+async function latencies(one: () => Promise<number>) {
+  const samples: number[] = [];
+  for (let i = 0; i < 100; i++) samples.push(await one());
+  samples.sort((a, b) => a - b);
+  return { p50Ms: samples[Math.floor(samples.length * 0.5)]!, p99Ms: samples[Math.floor(samples.length * 0.99)]!, maxMs: samples.at(-1)! };
 }
 
 function waitTool(): Tool {
@@ -159,8 +201,9 @@ async function pincer() {
 
 /** /stop during a running tool: time from the command to the turn having ended. */
 async function stopLatencies(app: Awaited<ReturnType<typeof createApp>>, platform: TestPlatform) {
-  const samples: number[] = [];
-  for (let i = 0; i < 100; i++) {
+  let i = 0;
+  return latencies(async () => {
+    i += 1;
     const user = { id: `s${i}`, name: `Stopper ${i}` };
     const chat = testDm(user.id);
     platform.channel.userMessage({ chat, sender: user, text: 'wait 60000' });
@@ -171,10 +214,8 @@ async function stopLatencies(app: Awaited<ReturnType<typeof createApp>>, platfor
     const start = performance.now();
     platform.channel.command({ chat, sender: user, name: 'stop' });
     await runner.idle();
-    samples.push(performance.now() - start);
-  }
-  samples.sort((a, b) => a - b);
-  return { p50Ms: samples[Math.floor(samples.length * 0.5)]!, p99Ms: samples[Math.floor(samples.length * 0.99)]!, maxMs: samples.at(-1)! };
+    return performance.now() - start;
+  });
 }
 
 const result = variant === 'baseline' ? await baseline() : await pincer();
