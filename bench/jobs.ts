@@ -41,7 +41,7 @@ interface WorkerResult {
 
 async function worker(llm: FakeLlm, variant: 'baseline' | 'pincer', jobs: number, steps: number, template?: string): Promise<WorkerResult> {
   const served = llm.served;
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/jobs-worker.ts', variant, llm.url, String(jobs), String(steps), ...(template ? [template] : [])], {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', ...(variant === 'pincer' && process.env.PINCER_BENCH_PINCER_NODE_ARGS ? process.env.PINCER_BENCH_PINCER_NODE_ARGS.split(' ') : []), 'bench/jobs-worker.ts', variant, llm.url, String(jobs), String(steps), ...(template ? [template] : [])], {
     maxBuffer: 1 << 20,
     env: { ...process.env, NODE_OPTIONS: '' },
   });
