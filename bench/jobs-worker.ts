@@ -31,17 +31,19 @@ export interface JobRequestTemplate {
 }
 
 /** Runs `work` and reads RSS just before it and the highest of samples taken every 10 ms during it. */
-async function measured(work: () => Promise<void>): Promise<{ wallMs: number; rssBeforeKb: number; rssPeakKb: number }> {
+async function measured(work: () => Promise<void>): Promise<{ wallMs: number; busyMs: number; rssBeforeKb: number; rssPeakKb: number }> {
   const before = process.memoryUsage().rss / 1024;
+  const loop = performance.eventLoopUtilization();
   let peak = before;
   const sample = () => (peak = Math.max(peak, process.memoryUsage().rss / 1024));
   const timer = setInterval(sample, 10);
   const start = performance.now();
   await work();
   const wallMs = performance.now() - start;
+  const busyMs = performance.eventLoopUtilization(loop).active;
   clearInterval(timer);
   sample();
-  return { wallMs, rssBeforeKb: before, rssPeakKb: peak };
+  return { wallMs, busyMs, rssBeforeKb: before, rssPeakKb: peak };
 }
 
 /** What the calculator answers for the fake model's `n+1`. */

@@ -33,6 +33,8 @@ const WARM_UP = 'warm up';
 
 interface WorkerResult {
   wallMs: number;
+  /** CPU time of the process's main thread during the jobs (event loop busy), which other work on the machine disturbs less than wall time. */
+  busyMs: number;
   rssBeforeKb: number;
   rssPeakKb: number;
   /** Requests the fake model served for the side's process, warm-up included. */
@@ -95,6 +97,8 @@ export async function runJobsBench(jobs = 50, stepCounts: number[] = [10, 50, 20
         pincerMs: ourMs,
         ratio: ourMs / baseMs,
         'job step beyond the model (ms/step)': (ourMs - baseMs) / steps,
+        // Every job's steps run on one event loop: its extra busy time per job step.
+        'event loop per job step beyond the baseline (ms)': (median(ours.map((r) => r.busyMs)) - median(base.map((r) => r.busyMs))) / (steps * jobs),
         'model calls (baseline / pincer)': `${median(base.map((r) => r.calls))} / ${median(ours.map((r) => r.calls))}`,
         'baseline RSS per job (KiB)': basePerJob,
         'pincer RSS per job (KiB)': ourPerJob,

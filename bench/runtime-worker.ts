@@ -32,6 +32,7 @@ const rssKb = () => process.resourceUsage().maxRSS;
  */
 async function duringThreads<T>(work: () => Promise<T>): Promise<T & { rssBeforeKb: number; rssPeakKb: number }> {
   const before = process.memoryUsage().rss / 1024;
+  const loop = performance.eventLoopUtilization();
   const peakBefore = rssKb();
   let sampled = before;
   const sample = () => (sampled = Math.max(sampled, process.memoryUsage().rss / 1024));
@@ -49,7 +50,7 @@ async function duringThreads<T>(work: () => Promise<T>): Promise<T & { rssBefore
   clearInterval(timer);
   sample();
   const peakAfter = rssKb();
-  return { ...result, rssBeforeKb: before, rssPeakKb: peakAfter > peakBefore ? peakAfter : sampled };
+  return { ...result, busyMs: performance.eventLoopUtilization(loop).active, rssBeforeKb: before, rssPeakKb: peakAfter > peakBefore ? peakAfter : sampled };
 }
 
 /** Starts V8's sampling heap profiler over everything allocated, collected or not; the returned function stops it. */

@@ -26,6 +26,8 @@ function responder(request: FakeLlmRequest) {
 interface WorkerResult {
   variant: string;
   wallMs: number;
+  /** The event loop's busy time during the threads: less disturbed than wall time by other work on the machine. */
+  busyMs: number;
   /** Peak RSS of the whole process (start-up included). */
   peakRssKb: number;
   /** RSS just before the threads start, and its peak while they run. */
@@ -67,6 +69,7 @@ export async function runRuntimeBench(threads = 1000, iterations = 5, rounds = 3
     const baseStops = base.map((r) => r.stop!);
     return [
       { measure: 'wall time (ms)', baseline: baseWall, pincer: ourWall, ratio: ourWall / baseWall },
+      { measure: 'event loop busy (ms)', baseline: median(base.map((r) => r.busyMs)), pincer: median(ours.map((r) => r.busyMs)), ratio: median(ours.map((r) => r.busyMs)) / median(base.map((r) => r.busyMs)) },
       { measure: 'peak RSS of the process (MiB)', baseline: baseRss, pincer: ourRss, ratio: ourRss / baseRss },
       { measure: 'RSS before the threads (MiB)', baseline: baseBefore, pincer: ourBefore, ratio: ourBefore / baseBefore },
       { measure: 'RSS per active thread (KiB): (peak - before) / threads', baseline: basePerThread, pincer: ourPerThread, ratio: ourPerThread / basePerThread },
