@@ -116,21 +116,23 @@ export interface ClaimOptions {
  * elsewhere, `..` escapes and symlinks leading out are left alone.
  */
 export async function checkClaims(text: string, turnWrites: ReadonlySet<string>, workspaceDir: string, options: ClaimOptions = {}): Promise<string[]> {
+  const claims = options.writesUnknown ? [] : claimedFileWrites(text);
+  const citations = citedLocations(text);
+  // Most answers claim and cite nothing: the workspace's real path is not looked up for them.
+  if (!claims.length && !citations.length) return [];
   const given = resolve(workspaceDir);
   const root = await realpath(given).catch(() => given);
   // An absolute path may be written through the folder's real path or the one configured.
   const toWorkspace = (path: string) => insideWorkspace(root, path) ?? insideWorkspace(given, path);
   const changed = new Set([...turnWrites].map(normaliseWorkspacePath));
   const problems: string[] = [];
-  if (!options.writesUnknown) {
-    for (const claimed of claimedFileWrites(text)) {
-      const path = toWorkspace(claimed);
-      if (path === undefined || written(changed, path)) continue;
-      problems.push(`you said you wrote or changed ${path}, but no tool call in this turn wrote it`);
-    }
+  for (const claimed of claims) {
+    const path = toWorkspace(claimed);
+    if (path === undefined || written(changed, path)) continue;
+    problems.push(`you said you wrote or changed ${path}, but no tool call in this turn wrote it`);
   }
   const seen = new Set<string>();
-  for (const cited of citedLocations(text)) {
+  for (const cited of citations) {
     const path = toWorkspace(cited.path);
     const key = `${path}:${cited.line}`;
     if (path === undefined || seen.has(key)) continue;
