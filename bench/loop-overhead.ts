@@ -107,14 +107,18 @@ async function measure(agents: number, iterations: number, rounds: number, clien
   return { shape: `${agents} x ${iterations}`, iterations: totalIterations, plainMs: a, engineMs: b, overheadPerIterationMs: (b - a) / totalIterations, ratio: b / a };
 }
 
-/** Runs the benchmark and returns its rows. */
-export async function runLoopOverhead(rounds = 5) {
+/**
+ * Runs the benchmark and returns its rows. `rounds`: of every shape, or of
+ * each (1 x 10, 1 x 200, 200 x 10) when three are given; one given is used for all.
+ */
+export async function runLoopOverhead(rounds: number[] = [5]) {
+  const [short, long = short, wide = short] = rounds as [number, ...number[]];
   const llm = await startFakeLlm({ responder, record: false });
   const client = new OpenAI({ baseURL: llm.url, apiKey: 'bench', maxRetries: 0 });
   const provider = new OpenAiProvider(LlmConfigSchema.parse({ baseUrl: llm.url, apiKey: 'bench', model: 'fake-model', maxRetries: 0 }));
   try {
     await measure(5, 10, 1, client, provider); // warm-up
-    return [await measure(1, 10, rounds, client, provider), await measure(1, 200, rounds, client, provider), await measure(200, 10, rounds, client, provider)];
+    return [await measure(1, 10, short, client, provider), await measure(1, 200, long, client, provider), await measure(200, 10, wide, client, provider)];
   } finally {
     await llm.close();
   }

@@ -5,18 +5,17 @@
  * provider). Prints one JSON line: wall time, RSS just before the threads
  * start and at its peak during them, and the process's peak RSS.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { writeHeapSnapshot } from 'node:v8';
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { z } from 'zod';
 import { buildSystemPrompt } from '../src/chat/system-prompt.js';
 import { createApp } from '../src/app.js';
 import { parseConfig } from '../src/config/load.js';
-import { Store } from '../src/store/store.js';
-import { builtinTools } from '../src/tools/builtin/index.js';
-import { toolParametersSchema } from '../src/tools/schema.js';
 import type { Tool, ToolContext } from '../src/tools/types.js';
 import { TestPlatform, testDm } from '../test/support/test-channel.js';
 
@@ -33,45 +32,68 @@ const rssKb = () => process.resourceUsage().maxRSS;
  */
 async function duringThreads<T>(work: () => Promise<T>): Promise<T & { rssBeforeKb: number; rssPeakKb: number }> {
   const before = process.memoryUsage().rss / 1024;
+  const loop = performance.eventLoopUtilization();
   const peakBefore = rssKb();
   let sampled = before;
   const sample = () => (sampled = Math.max(sampled, process.memoryUsage().rss / 1024));
   const timer = setInterval(sample, 10);
+  // PINCER_BENCH_HEAP_SNAPSHOT=<folder>: a heap snapshot while every thread is in its conversation, to see what each holds.
+  const snapshotDir = process.env.PINCER_BENCH_HEAP_SNAPSHOT;
+  const snapshot = snapshotDir
+    ? setTimeout(() => writeHeapSnapshot(join(snapshotDir, `${variant}.heapsnapshot`)), Number(process.env.PINCER_BENCH_HEAP_SNAPSHOT_MS ?? 250))
+    : undefined;
+  // PINCER_BENCH_ALLOCATIONS=<file>: a sampling profile of every allocation during the threads, garbage included.
+  const allocations = process.env.PINCER_BENCH_ALLOCATIONS ? await startAllocationSampling() : undefined;
   const result = await work();
+  if (allocations) writeFileSync(process.env.PINCER_BENCH_ALLOCATIONS!, JSON.stringify(await allocations()));
+  clearTimeout(snapshot);
   clearInterval(timer);
   sample();
   const peakAfter = rssKb();
-  return { ...result, rssBeforeKb: before, rssPeakKb: peakAfter > peakBefore ? peakAfter : sampled };
+  return { ...result, busyMs: performance.eventLoopUtilization(loop).active, rssBeforeKb: before, rssPeakKb: peakAfter > peakBefore ? peakAfter : sampled };
+}
+
+/** Starts V8's sampling heap profiler over everything allocated, collected or not; the returned function stops it. */
+async function startAllocationSampling(): Promise<() => Promise<unknown>> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+  await post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return async () => {
+    const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: unknown };
+    session.disconnect();
+    return profile;
+  };
 }
 
 /**
  * What pincer sends besides the conversation: its system prompt and the tool
- * definitions of a DM. The baseline sends the same, so that both sides make the
- * same 5,000 requests and differ only in what runs around them.
+ * definitions it offers in a DM (the built-in tools, the jobs' and routines'
+ * tools and the bench's wait tool), taken from a built app so that the
+ * baseline sends the same requests and the two sides differ only in what runs
+ * around them.
  */
 async function pincerRequestParts(): Promise<{ system: (thread: number) => string; tools: ChatCompletionTool[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'pincer-bench-base-'));
-  const store = await Store.open({ url: `sqlite://${join(dir, 'x.sqlite')}` });
-  const config = parseConfig({ dataDir: dir });
-  const definitions = [...builtinTools(config, { store }), waitTool()].map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    parameters: toolParametersSchema(tool.parameters),
-  }));
-  await store.close();
+  const config = parseConfig({ dataDir: dir, logLevel: 'silent', llm: { baseUrl: llmUrl, apiKey: 'bench', model: 'fake-model' } });
+  const app = await createApp({ config, tools: [waitTool()], channels: [] });
+  const definitions = await app.services.pipeline.definitions({ userId: 'test:u0', scope: 'global', approval: { kind: 'chat', chatKind: 'dm' } });
+  await app.stop('measured what it offers');
   rmSync(dir, { recursive: true, force: true });
   const system = (thread: number) =>
-    buildSystemPrompt({ agentName: 'pincer', extra: '', chat: testDm(`u${thread}`), speaker: { id: `u${thread}`, name: `User ${thread}` }, tools: definitions, now: new Date() });
+    buildSystemPrompt({ agentName: 'pincer', extra: '', chat: testDm(`u${thread}`), speaker: { id: `u${thread}`, name: `User ${thread}` }, tools: definitions, selfCheck: config.agent.loopGuards.selfCheck, now: new Date() });
   return { system, tools: definitions.map((d) => ({ type: 'function' as const, function: d })) };
 }
 
 async function baseline() {
   const client = new OpenAI({ baseURL: llmUrl, apiKey: 'bench', maxRetries: 0, timeout: 600_000 });
   const { system, tools } = await pincerRequestParts();
-  const loop = async (thread: number) => {
+  /** One conversation; `wait` runs the wait tool until `signal` aborts it, which ends the loop. */
+  const loop = async (thread: number, text = `iterations=${ITERATIONS} thread=${thread}`, signal?: AbortSignal, toolStarted?: () => void) => {
     const messages: ChatCompletionMessageParam[] = [
       { role: 'system', content: system(thread) },
-      { role: 'user', content: `iterations=${ITERATIONS} thread=${thread}` },
+      { role: 'user', content: text },
     ];
     for (;;) {
       const completion = await client.chat.completions.create({ model: 'fake-model', messages, tools, max_tokens: 4096 });
@@ -79,15 +101,56 @@ async function baseline() {
       if (!message.tool_calls?.length) return;
       messages.push({ role: 'assistant', content: message.content, tool_calls: message.tool_calls });
       for (const call of message.tool_calls) {
-        if (call.type === 'function') messages.push({ role: 'tool', tool_call_id: call.id, content: String(JSON.parse(call.function.arguments).expression) });
+        if (call.type !== 'function') continue;
+        const args = JSON.parse(call.function.arguments) as { expression?: string; ms?: number };
+        if (call.function.name === 'wait') {
+          toolStarted?.();
+          if (await waitAborted(args.ms ?? 0, signal)) return;
+        }
+        messages.push({ role: 'tool', tool_call_id: call.id, content: String(args.expression ?? 'waited') });
       }
     }
   };
-  return duringThreads(async () => {
+  const threads = await duringThreads(async () => {
     const start = performance.now();
     await Promise.all(Array.from({ length: THREADS }, (_, i) => loop(i)));
     return { wallMs: performance.now() - start };
   });
+  // The baseline of /stop: a plain loop whose running tool is aborted, timed from the abort to the loop's end.
+  const stop = process.env.PINCER_BENCH_SKIP_STOP
+    ? undefined
+    : await latencies(async () => {
+        const controller = new AbortController();
+        let started!: () => void;
+        const toolRunning = new Promise<void>((resolve) => (started = resolve));
+        const ended = loop(THREADS, 'wait 60000', controller.signal, started);
+        await toolRunning;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const start = performance.now();
+        controller.abort();
+        await ended;
+        return performance.now() - start;
+      });
+  return { ...threads, stop };
+}
+
+/** Waits `ms`; true when `signal` aborted the wait first. */
+function waitAborted(ms: number, signal?: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
+}
+
+/** 100 samples of `one`, one at a time: p50, p99 and the worst. */
+async function latencies(one: () => Promise<number>) {
+  const samples: number[] = [];
+  for (let i = 0; i < 100; i++) samples.push(await one());
+  samples.sort((a, b) => a - b);
+  return { p50Ms: samples[Math.floor(samples.length * 0.5)]!, p99Ms: samples[Math.floor(samples.length * 0.99)]!, maxMs: samples.at(-1)! };
 }
 
 function waitTool(): Tool {
@@ -139,8 +202,9 @@ async function pincer() {
 
 /** /stop during a running tool: time from the command to the turn having ended. */
 async function stopLatencies(app: Awaited<ReturnType<typeof createApp>>, platform: TestPlatform) {
-  const samples: number[] = [];
-  for (let i = 0; i < 100; i++) {
+  let i = 0;
+  return latencies(async () => {
+    i += 1;
     const user = { id: `s${i}`, name: `Stopper ${i}` };
     const chat = testDm(user.id);
     platform.channel.userMessage({ chat, sender: user, text: 'wait 60000' });
@@ -151,10 +215,8 @@ async function stopLatencies(app: Awaited<ReturnType<typeof createApp>>, platfor
     const start = performance.now();
     platform.channel.command({ chat, sender: user, name: 'stop' });
     await runner.idle();
-    samples.push(performance.now() - start);
-  }
-  samples.sort((a, b) => a - b);
-  return { p50Ms: samples[Math.floor(samples.length * 0.5)]!, p99Ms: samples[Math.floor(samples.length * 0.99)]!, maxMs: samples.at(-1)! };
+    return performance.now() - start;
+  });
 }
 
 const result = variant === 'baseline' ? await baseline() : await pincer();

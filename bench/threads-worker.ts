@@ -9,70 +9,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { EventQueue } from '../src/channels/event-queue.js';
-import type { Channel, ChannelCapabilities, ChatAddress, InboundEvent, SentMessage } from '../src/channels/types.js';
 import { createApp } from '../src/app.js';
 import { parseConfig } from '../src/config/load.js';
+import { CountingChannel } from './counting-channel.js';
 
 const [llmUrl, ...checkpointArgs] = process.argv.slice(2) as [string, ...string[]];
 const checkpoints = checkpointArgs.map(Number);
 /** Threads started at once; a batch is answered before the next starts. */
 const BATCH = 500;
-
-/** A channel that delivers injected messages and counts the answers, keeping nothing. */
-class CountingChannel implements Channel {
-  readonly name = 'bench';
-  readonly capabilities: ChannelCapabilities = { maxMessageLength: 4000, minEditIntervalMs: 1000, typingIntervalMs: 0 };
-  answers = 0;
-  private readonly queue = new EventQueue<InboundEvent>();
-  private waiter: { count: number; resolve: () => void } | undefined;
-
-  async start(): Promise<void> {}
-  async stop(): Promise<void> {
-    this.queue.close();
-  }
-  events(): AsyncIterable<InboundEvent> {
-    return this.queue;
-  }
-  async send(chat: ChatAddress): Promise<SentMessage> {
-    this.answers += 1;
-    if (this.waiter && this.answers >= this.waiter.count) this.waiter.resolve();
-    return { chat, ids: [String(this.answers)] };
-  }
-  async edit(message: SentMessage): Promise<SentMessage> {
-    return message;
-  }
-  async typing(): Promise<void> {}
-  async sendApproval(chat: ChatAddress): Promise<SentMessage> {
-    return { chat, ids: ['0'] };
-  }
-  async resolveApproval(): Promise<void> {}
-  async isAdmin(): Promise<boolean> {
-    return false;
-  }
-
-  /** User `thread` writes in their own DM. */
-  write(thread: number): void {
-    const id = `u${thread}`;
-    this.queue.push({
-      type: 'message',
-      chat: { channel: 'bench', chatId: `dm-${id}`, kind: 'dm', scope: 'global' },
-      sender: { id, name: `User ${thread}` },
-      receivedAt: Date.now(),
-      messageId: `m${thread}`,
-      text: `hello from thread ${thread}`,
-      mentionsBot: true,
-      replyToBot: false,
-      attachments: [],
-    });
-  }
-
-  /** Resolves once `count` answers have been sent. */
-  answered(count: number): Promise<void> {
-    if (this.answers >= count) return Promise.resolve();
-    return new Promise((resolve) => (this.waiter = { count, resolve }));
-  }
-}
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with --expose-gc');
@@ -105,14 +49,14 @@ for (const checkpoint of checkpoints) {
     const batch = Math.min(BATCH, checkpoint - sent);
     for (let i = 0; i < batch; i++) channel.write(sent + i);
     sent += batch;
-    await channel.answered(sent);
+    await channel.reached(sent);
   }
   await app.runtime.idle();
   // Background history writes (queued without waiting) finish shortly after the answers.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   // Reflect.get: what the runtime still holds per thread and per user (private), to explain growth.
   const runners = (Reflect.get(app.runtime, 'runners') as Map<string, unknown> | undefined)?.size;
-  const rateWindows = (Reflect.get(app.runtime, 'limiter') as { trackedUsers?: number } | undefined)?.trackedUsers;
+  const rateWindows = (Reflect.get(app.runtime, 'deployment') as { senderRate?: { trackedUsers?: number } } | undefined)?.senderRate?.trackedUsers;
   results.push({ threads: checkpoint, ...(await settledMemory()), runners, rateWindows, seconds: (performance.now() - began) / 1000 });
 }
 await app.stop('bench over');

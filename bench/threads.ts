@@ -2,8 +2,10 @@
  * bench/threads: does memory stay flat as threads come and go? RSS after
  * 100,000 distinct threads (one message each, a model that answers at once
  * with a short text) against RSS after 10,000, in the same process, once the
- * runtime is idle and after a forced GC. The app runs in a child process
- * (`--expose-gc`); the fake model runs here so that its memory is not counted.
+ * runtime is idle and after a forced GC, with the V8 heap in use beside it
+ * (the app's own objects, without the allocator's and SQLite's pages). The app
+ * runs in a child process (`--expose-gc`); the fake model runs here so that
+ * its memory is not counted.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -34,12 +36,22 @@ export async function runThreadsBench(checkpoints: number[] = [10_000, 100_000])
     const first = results[0]!;
     const mib = (kb: number) => kb / 1024;
     return [
-      { threads: 0, 'RSS (MiB)': mib(start.rssKb), 'heap used (MiB)': mib(start.heapUsedKb), 'RSS / RSS at first checkpoint': NaN, runners: 0, 'rate windows': 0, seconds: 0 },
+      {
+        threads: 0,
+        'RSS (MiB)': mib(start.rssKb),
+        'heap used (MiB)': mib(start.heapUsedKb),
+        'RSS / RSS at first checkpoint': NaN,
+        'heap / heap at first checkpoint': NaN,
+        runners: 0,
+        'rate windows': 0,
+        seconds: 0,
+      },
       ...results.map((sample) => ({
         threads: sample.threads,
         'RSS (MiB)': mib(sample.rssKb),
         'heap used (MiB)': mib(sample.heapUsedKb),
         'RSS / RSS at first checkpoint': sample.rssKb / first.rssKb,
+        'heap / heap at first checkpoint': sample.heapUsedKb / first.heapUsedKb,
         runners: sample.runners ?? NaN,
         'rate windows': sample.rateWindows ?? NaN,
         seconds: sample.seconds,

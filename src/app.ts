@@ -20,7 +20,7 @@ import { Outbox } from './engine/outbox.js';
 import type { AgentServices } from './engine/services.js';
 import { TurnJournal } from './engine/turn-journal.js';
 import { UsageLedger } from './engine/usage.js';
-import { startOpsServer, type OpsServer } from './http/server.js';
+import type { OpsServer } from './http/server.js';
 import { JOBS_COMMAND } from './jobs/commands.js';
 import { jobsFeature, type JobsFeature } from './jobs/feature.js';
 import { JOB_QUEUE } from './jobs/engine.js';
@@ -193,9 +193,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     events,
   };
   made.services = services;
-  const jobs = jobsFeature({ config, services, store: new JobStore(store, log), queue: deployment.workQueue(JOB_QUEUE, config.jobs.maxParallel), grants });
+  const jobs = jobsFeature({ config, services, store: new JobStore(store, log), queue: deployment.workQueue(JOB_QUEUE, config.jobs.maxParallel), grants, mail: deployment.signals });
   const routines = routinesFeature({ config, services, store: new RoutineStore(store, log), deployment, jobs, grants });
-  const features: Feature[] = [jobs, routines, mcpFeature(config, registry, log, PINCER_VERSION, redactor)];
+  const features: Feature[] = [jobs, routines, await mcpFeature(config, registry, log, PINCER_VERSION, redactor)];
   // Every feature's tools are offered from the start, like every source.
   for (const feature of features) for (const source of feature.tools ?? []) registry.addSource(source);
   const runtime = new Runtime(services, channels, { deployment, features });
@@ -222,7 +222,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     async start() {
       await registry.start();
       // Up before the channels connect: /readyz says what is still missing.
-      if (config.http.port !== undefined) ops = await startOpsServer({ host: config.http.host, port: config.http.port, runtime, services: built(), jobs: jobs.store, deployment, store, log });
+      // The HTTP server and its metrics library load only when a port is set.
+      if (config.http.port !== undefined) ops = await (await import('./http/server.js')).startOpsServer({ host: config.http.host, port: config.http.port, runtime, services: built(), jobs: jobs.store, deployment, store, log });
       await runtime.start();
     },
     stop(reason = 'stopped') {

@@ -192,7 +192,8 @@ export class TurnPresenter {
   /**
    * Shows the final text of the turn (editing the streamed message, if any) and
    * stops typing. In a group the answer replies to the message it answers.
-   * Resolves once the answer is sent; the status line is updated after it.
+   * Resolves once the answer is sent; the status line is updated after it
+   * (before it where edits may repeat the message: {@link settleStatus}).
    * `options` name the answer (and say when it is being sent again), so that a
    * second sending is recognised where the platform can tell (SendOptions).
    */
@@ -200,24 +201,30 @@ export class TurnPresenter {
     this.close();
     const stream = this.stream;
     this.stream = undefined;
+    // Where an edit may print the status line again at the end (a terminal off a TTY), it is
+    // settled before the answer, so that it reads in the order things happened. A streamed answer
+    // already on screen keeps the status line after it rather than be cut in two by it.
+    const settleFirst = this.capabilities.editsMayRepeat === true && !stream?.message;
+    if (settleFirst) await this.settleStatus();
     if (stream?.message) {
       await stream.pending;
       await this.outbox.edit(stream.message, text);
     } else {
       await this.outbox.send(this.chat, text, options);
     }
-    this.settleStatus();
+    if (!settleFirst) void this.settleStatus();
   }
 
   /**
-   * Rewrites the status line to list the tools used. Not awaited, and after the
-   * answer: where messages are paced per chat (Telegram, a second apart), an
-   * edit in front of the answer would hold the answer back, and the turn with it.
+   * Rewrites the status line to list the tools used. Elsewhere not awaited, and
+   * after the answer: where messages are paced per chat (Telegram, a second
+   * apart), an edit in front of the answer would hold the answer back, and the
+   * turn with it.
    */
-  private settleStatus(): void {
+  private async settleStatus(): Promise<void> {
     if (!this.status) return;
     const used = [...new Set(this.toolsUsed)].map((name) => `\`${name}\``).join(', ');
-    void this.outbox.edit(this.status, `⚙️ Used ${used}`);
+    await this.outbox.edit(this.status, `⚙️ Used ${used}`);
   }
 
   /** Stops typing and timers without sending anything (the turn ended silently, e.g. for an approval prompt). */

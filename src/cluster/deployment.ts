@@ -69,6 +69,13 @@ export async function clusterDeployment(config: Config, url: string, store: Stor
         if (message.type === 'settings') handler();
       });
     },
+    // A lost notice only delays the message: a running job reads its mailbox at least every few seconds.
+    mail: (id) => node.publish({ type: 'mail', id }).catch((error: unknown) => log.warn({ err: error, job: id }, 'cluster: a job message was not announced')),
+    onMail: (handler) => {
+      node.onMessage((message) => {
+        if (message.type === 'mail') handler(message.id);
+      });
+    },
   };
   return {
     kind: 'cluster',

@@ -31,7 +31,9 @@ export type ClusterMessage =
   /** Policy or permissions changed: drop what was cached. */
   | { type: 'settings' }
   /** `/stop` for a thread: its lease holder stops it. */
-  | { type: 'stop'; thread: string; by: string };
+  | { type: 'stop'; thread: string; by: string }
+  /** A job's owner wrote to it: the instance running it reads its mailbox at the next step. */
+  | { type: 'mail'; id: string };
 
 /** Takes KEYS[1] (the lease) when free: the next token of KEYS[2], held by ARGV[1] for ARGV[2] ms. */
 const ACQUIRE = `

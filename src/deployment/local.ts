@@ -28,6 +28,8 @@ export function localDeployment(config: Config, store: Store, log: Logger, servi
     stop: () => Promise.resolve(),
     onStop: () => undefined,
     onSettingsChanged: () => undefined,
+    mail: () => Promise.resolve(),
+    onMail: () => undefined,
   };
   return {
     kind: 'single',

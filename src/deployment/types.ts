@@ -83,6 +83,10 @@ export interface Signals {
   onStop(handler: (thread: string) => void): void;
   /** Calls `handler` when tool policy or permissions changed on another instance. */
   onSettingsChanged(handler: () => void): void;
+  /** Tells the other instances that background work `id` (a job) has a message waiting in its record. */
+  mail(id: string): Promise<void>;
+  /** Calls `handler` when another instance posted a message to background work `id`. */
+  onMail(handler: (id: string) => void): void;
 }
 
 /** Claims something once, atomically, among every process that shares the store (a routine's firing). */

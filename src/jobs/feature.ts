@@ -11,6 +11,7 @@ import type { GrantRules } from '../tools/grants.js';
 import { jobsCommand } from './commands.js';
 import type { JobHost } from './job-runs.js';
 import type { JobStore } from './job-store.js';
+import type { MailNotices } from './mailbox.js';
 import { JobScheduler } from './scheduler.js';
 import { jobToolSource } from './tools.js';
 
@@ -27,10 +28,12 @@ export interface JobsFeatureDeps {
   store: JobStore;
   queue: WorkQueue;
   grants: GrantRules;
+  /** How a message to a job reaches the instance running it. */
+  mail: MailNotices;
 }
 
 /** Builds the jobs feature; its scheduler asks questions through the runtime once started. */
-export function jobsFeature({ config, services, store, queue, grants }: JobsFeatureDeps): JobsFeature {
+export function jobsFeature({ config, services, store, queue, grants, mail }: JobsFeatureDeps): JobsFeature {
   let host: FeatureHost | undefined;
   const started = (): FeatureHost => {
     if (!host) throw new Error('the jobs feature has not started');
@@ -40,7 +43,7 @@ export function jobsFeature({ config, services, store, queue, grants }: JobsFeat
     ask: (approval) => started().ask(approval),
     cancelQuestion: (threadKey, by) => started().cancelQuestion(threadKey, by),
   };
-  const scheduler = new JobScheduler(services, store, asking, queue);
+  const scheduler = new JobScheduler(services, store, asking, queue, mail);
   return {
     name: 'jobs',
     store,

@@ -52,8 +52,12 @@ export const JobStepSchema = z.object({
 });
 export type JobStep = z.infer<typeof JobStepSchema>;
 
-/** Steps kept in the record; older ones are only counted. */
-export const MAX_JOURNALED_STEPS = 200;
+/**
+ * Finished steps kept in the record; older ones are only counted. The record
+ * is rewritten at every step, so the journal stays short: what a restart needs
+ * of it is the steps started and never finished, which are always kept.
+ */
+export const MAX_JOURNALED_STEPS = 20;
 
 /** The stored job. */
 export const JobRecordSchema = z.object({
@@ -152,14 +156,22 @@ export function newJob(id: string, request: JobRequest, now = Date.now()): JobRe
 export function journalStep(job: JobRecord, step: Omit<JobStep, 'n' | 'at'>, now = Date.now()): number {
   job.stepCount += 1;
   job.steps.push({ ...step, n: job.stepCount, at: now });
-  if (job.steps.length > MAX_JOURNALED_STEPS) job.steps.splice(0, job.steps.length - MAX_JOURNALED_STEPS);
+  if (job.steps.length > MAX_JOURNALED_STEPS) {
+    // The oldest finished steps go; a step started and not finished stays for a restart to find.
+    let surplus = job.steps.length - MAX_JOURNALED_STEPS;
+    job.steps = job.steps.filter((kept) => kept.status === 'started' || surplus-- <= 0);
+  }
   return job.stepCount;
 }
 
-/** Marks a journaled step as finished. */
+/** Marks a journaled step as finished (it is nearly always among the newest). */
 export function finishStep(job: JobRecord, n: number, status: JobStep['status']): void {
-  const step = job.steps.find((candidate) => candidate.n === n);
-  if (step) step.status = status;
+  for (let i = job.steps.length - 1; i >= 0; i -= 1) {
+    if (job.steps[i]!.n === n) {
+      job.steps[i]!.status = status;
+      return;
+    }
+  }
 }
 
 /** Tool calls journaled as started and never finished: a crash came in between. */

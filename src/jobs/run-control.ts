@@ -8,6 +8,7 @@ import type { AgentServices } from '../engine/services.js';
 import type { JobRunControl } from './delegate.js';
 import type { JobRecord, RunningJob } from './job.js';
 import type { JobStore } from './job-store.js';
+import type { JobMailbox } from './mailbox.js';
 import type { JobProgress } from './progress.js';
 import { ownerAdmitted } from './owner-access.js';
 
@@ -28,13 +29,14 @@ export async function saveRun(jobs: JobStore, job: RunningJob): Promise<void> {
 }
 
 /** The control of one run of `job`. */
-export function runControl(services: AgentServices, jobs: JobStore, job: RunningJob, signal: AbortSignal, progress?: JobProgress): JobRunControl {
+export function runControl(services: AgentServices, jobs: JobStore, job: RunningJob, signal: AbortSignal, progress?: JobProgress, mailbox?: JobMailbox): JobRunControl {
   return {
     signal,
     askOwner: services.config.jobs.askOwner,
     ownerAdmitted: () => ownerAdmitted(services.outbox, job.owner, job.origin),
     takeMessages: async () => {
-      // The store is the job's mailbox: `message` writes there, each step takes what arrived.
+      // The store is the job's mailbox: `message` writes there, a step takes what arrived (read only when there may be mail).
+      if (mailbox && !mailbox.shouldRead(job.id)) return [];
       const stored = await jobs.get(job.id);
       if (!stored?.inbox.length) return [];
       let taken: string[] = [];

@@ -29,6 +29,7 @@ import { FINAL_STATES, type JobRecord, type JobRequest, type RunningJob } from '
 import { approvedCallInterrupted, jobFailure, jobThreadKey, REPAIR_NOTE, reportInterrupted, stopText, type JobHost } from './job-runs.js';
 import { toolResult } from '../llm/call-ids.js';
 import { answerOf, ASKED_LATER, jobQuestion, takeAnswer } from './answers.js';
+import { JobMailbox, type MailNotices } from './mailbox.js';
 import { keepRun, runControl, saveRun } from './run-control.js';
 import type { JobStore } from './job-store.js';
 import { InProcessEngine } from '../deployment/work-queue.js';
@@ -57,6 +58,7 @@ export class JobScheduler {
   private closed = false;
 
   private readonly engine: JobEngine;
+  private readonly mailbox: JobMailbox;
   /** What status messages and results are delivered with: the services and this scheduler's store. */
   private readonly progressServices: ProgressServices;
 
@@ -65,8 +67,11 @@ export class JobScheduler {
     private readonly jobs: JobStore,
     private readonly host: JobHost,
     engine?: JobEngine,
+    /** How messages to running jobs are noticed; without it, only those posted in this process. */
+    mail: MailNotices = { mail: () => Promise.resolve(), onMail: () => undefined },
   ) {
     this.engine = engine ?? new InProcessEngine(services.config.jobs.maxParallel);
+    this.mailbox = new JobMailbox(mail);
     this.progressServices = { ...services, jobs };
   }
 
@@ -146,6 +151,7 @@ export class JobScheduler {
     });
     if (!job) return { ok: false, message: `There is no job ${id}.` };
     if (FINAL_STATES.has(job.state)) return { ok: false, message: `Job ${id} has already ended (${job.state}).` };
+    await this.mailbox.posted(id);
     return { ok: true, message: `Job ${id} will read the message before its next step.` };
   }
 
@@ -204,10 +210,12 @@ export class JobScheduler {
     const abort = new AbortController();
     const worker: Worker = { abort, done: Promise.resolve() };
     this.workers.set(id, worker);
+    this.mailbox.runStarted(id);
     worker.done = this.work(id, abort)
       .catch((error: unknown) => this.services.log.error({ err: error, job: id }, 'job worker failed'))
       .finally(() => {
         this.workers.delete(id);
+        this.mailbox.runEnded(id);
         if (this.again.delete(id)) this.schedule(id);
       });
     await worker.done;
@@ -257,7 +265,7 @@ export class JobScheduler {
 
   /** The planned path: a plan, its steps without model calls, one completion check. */
   private runPlanned(job: RunningJob, signal: AbortSignal, progress: JobProgress): Promise<PlanRun> {
-    return runPlannedJob(job, this.services, this.runControl(job, signal, progress), async () => Boolean((await this.jobs.get(job.id))?.inbox.length));
+    return runPlannedJob(job, this.services, this.runControl(job, signal, progress), async () => this.mailbox.shouldRead(job.id) && Boolean((await this.jobs.get(job.id))?.inbox.length));
   }
 
   private async runLoop(job: RunningJob, signal: AbortSignal, progress: JobProgress): Promise<LoopOutcome<JobApprovalNeed>> {
@@ -347,7 +355,7 @@ export class JobScheduler {
   }
 
   private runControl(job: RunningJob, signal: AbortSignal, progress?: JobProgress) {
-    return runControl(this.services, this.jobs, job, signal, progress);
+    return runControl(this.services, this.jobs, job, signal, progress, this.mailbox);
   }
 
   private progressOf(job: JobRecord): JobProgress {

@@ -28,6 +28,9 @@ const REASONING_TAG = new RegExp(
 const TOOL_TAG =
   /<\s*\/?\s*(?:tool_calls?|function_calls?|tool_use)\s*>|<\s*\/?\s*(?:function|parameter)(?:=[^>\n]*)?\s*>|<[|｜][^|｜<>\n]*(?:tool|python_tag)[^|｜<>\n]*[|｜]>|\[\/?(?:TOOL_CALLS|ARGS|CALL_ID)\]/gi;
 
+/** The patterns that find the tags a reply is cleaned of (bench/patterns times how they are run). */
+export const CLEANING_PATTERNS: readonly RegExp[] = [REASONING_TAG, TOOL_TAG];
+
 /** Removes reasoning blocks: closed, nested, an unclosed one at the end, or a leading one whose opening tag is missing. */
 export function stripReasoning(text: string): string {
   // Every reasoning tag starts with `<`; most replies (and every empty one) have none.

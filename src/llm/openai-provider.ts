@@ -5,7 +5,7 @@
  * through pino and stop the moment a turn is stopped.
  */
 import OpenAI from 'openai';
-import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
+import type { ChatCompletionCreateParamsBase, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
 import { silentLogger, type Logger } from '../log.js';
@@ -16,7 +16,7 @@ import { PriceTable } from './pricing.js';
 import { withRetries, type RetryNotice } from './retry.js';
 import { SentMessages } from './sent-messages.js';
 import { StreamAssembler } from './stream.js';
-import type { LlmProvider, LlmRequest, LlmResponse } from './types.js';
+import type { LlmProvider, LlmRequest, LlmResponse, ToolDefinition } from './types.js';
 import { parseCompletion, toWireTool, type ParsedCompletion } from './wire.js';
 
 /** The `llm` section of the config, with defaults filled in. */
@@ -166,7 +166,7 @@ export class OpenAiProvider implements LlmProvider {
     return {
       model: this.model,
       messages: this.sent.of(request.messages),
-      ...(request.tools?.length ? { tools: request.tools.map(toWireTool) } : {}),
+      ...(request.tools?.length ? { tools: wireTools(request.tools) } : {}),
       ...(this.maxTokensField === 'max_completion_tokens' ? { max_completion_tokens: maxTokens } : { max_tokens: maxTokens }),
       ...(temperature === undefined ? {} : { temperature }),
     };
@@ -203,4 +203,16 @@ function endpointOf(baseUrl: string): string {
   } catch {
     return '(the configured base URL)';
   }
+}
+
+/** The wire form of each list of tools offered: a turn offers the same list at every call. */
+const wired = new WeakMap<readonly ToolDefinition[], ChatCompletionTool[]>();
+
+function wireTools(tools: readonly ToolDefinition[]): ChatCompletionTool[] {
+  let wire = wired.get(tools);
+  if (!wire) {
+    wire = tools.map(toWireTool);
+    wired.set(tools, wire);
+  }
+  return wire;
 }

@@ -8,14 +8,22 @@ import type { Feature } from '../engine/feature.js';
 import type { Logger } from '../log.js';
 import type { Redactor } from '../safety/secrets.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { McpServerSource } from './server-source.js';
+import type { ToolSource } from '../tools/source.js';
 
 /** The `/mcp` command. */
 export const MCP_COMMAND: CommandSpec = { name: 'mcp', description: 'The MCP tool servers: state, transport, tools, last error (admins)', who: 'admin' };
 
-/** The MCP feature of `config`: a tool source per server (they connect when the registry starts), and `/mcp`. */
-export function mcpFeature(config: Config, registry: ToolRegistry, log: Logger, version: string, redactor: Redactor): Feature {
-  const tools = Object.entries(config.mcp.servers).map(([name, server]) => new McpServerSource(name, server, log.child({ mcp: name }), version, { redactor, limits: config.mcp.limits }));
+/**
+ * The MCP feature of `config`: a tool source per server (they connect when the
+ * registry starts), and `/mcp`. The MCP SDK loads only when a server is configured.
+ */
+export async function mcpFeature(config: Config, registry: ToolRegistry, log: Logger, version: string, redactor: Redactor): Promise<Feature> {
+  const servers = Object.entries(config.mcp.servers);
+  const tools: ToolSource[] = [];
+  if (servers.length) {
+    const { McpServerSource } = await import('./server-source.js');
+    for (const [name, server] of servers) tools.push(new McpServerSource(name, server, log.child({ mcp: name }), version, { redactor, limits: config.mcp.limits }));
+  }
   return {
     name: 'mcp',
     tools,

@@ -236,13 +236,13 @@ function lockSqlite(path: string, url: string): () => void {
 }
 
 async function openSqlite(path: string, log: Logger) {
-  const { default: KeyvSqlite } = await import('@keyv/sqlite');
+  const { SqliteKeyvStore } = await import('./sqlite-keyv.js');
   // A folder made here is private; an existing one is the user's choice (the data folder was tightened above).
   mkdirSync(dirname(path), { recursive: true, mode: PRIVATE_DIR_MODE });
   // Created 0600 before SQLite opens it: SQLite gives its -wal and -shm files the database's mode.
   ensurePrivateFile(path, log);
   for (const companion of ['-wal', '-shm', '-journal']) tightenIfPresent(path + companion, PRIVATE_FILE_MODE, log);
-  const adapter = new KeyvSqlite({ uri: `sqlite://${path}`, busyTimeout: 10_000 });
+  const adapter = await SqliteKeyvStore.open(path, { busyTimeoutMs: 10_000 });
   // WAL with normal sync: a write is one append, not a full journal rewrite and two fsyncs;
   // a power cut can lose the last moments, never corrupt the file.
   await adapter.query('PRAGMA journal_mode = WAL');

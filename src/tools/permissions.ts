@@ -34,6 +34,8 @@ export type SetPermissionResult = { ok: true } | { ok: false; reason: Permission
 export interface PermissionStore {
   /** The user's permission for a tool: stored, or the seeded default. Cheap (cached while the settings' version stays the same). */
   get(userId: string, tool: string): Promise<Permission>;
+  /** The user's permission for every tool, read once: for deciding about many tools at a time. */
+  of(userId: string): Promise<(tool: string) => Permission>;
   /** Every known tool plus any stored one, with the user's permission. */
   list(userId: string): Promise<PermissionEntry[]>;
   /** Stores a permission; refuses `alwaysAllow` for a tool that always needs approval. Resolves once written. */
@@ -101,6 +103,10 @@ export function createPermissionStore(store: Store, catalog: ToolCatalog, versio
   return {
     async get(userId, tool) {
       return effective(await load(userId), tool);
+    },
+    async of(userId) {
+      const stored = await load(userId);
+      return (tool) => effective(stored, tool);
     },
     async list(userId) {
       const stored = await load(userId);

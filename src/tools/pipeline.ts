@@ -35,8 +35,8 @@ import type { CallEndListener, CallResult, CallStatus, RunOptions, Tool, ToolCon
 /** Everything the pipeline works with; each piece can be replaced in tests. */
 export interface ToolPipelineDeps {
   registry: ToolRegistry;
-  permissions: Pick<PermissionStore, 'get'>;
-  policy: Pick<PolicyStore, 'effective' | 'entry'>;
+  permissions: Pick<PermissionStore, 'get' | 'of'>;
+  policy: Pick<PolicyStore, 'effective' | 'entry' | 'modesIn'>;
   store: Store;
   redactor: Redactor;
   log: Logger;

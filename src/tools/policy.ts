@@ -44,6 +44,8 @@ export type PolicyChangeResult = { ok: true } | { ok: false; message: string };
 export interface PolicyStore {
   /** Scope setting if present, else the global one, else `allow`. Served from memory while the settings' version stays the same. */
   effective(tool: string, scope: string): Promise<PolicyMode>;
+  /** Every tool's effective mode in `scope`, read once: for deciding about many tools at a time. */
+  modesIn(scope: string): Promise<(tool: string) => PolicyMode>;
   /** The effective policy with the level it comes from (an admin's setting for this scope, the global one, or none). */
   entry(tool: string, scope: string): Promise<PolicyEntry>;
   /** Every known or configured tool with its effective policy in `scope`. */
@@ -124,6 +126,10 @@ export function createPolicyStore(deps: PolicyStoreDeps): PolicyStore {
   return {
     async effective(tool, scope) {
       return (await resolve(tool, scope)).mode;
+    },
+    async modesIn(scope) {
+      const [own, global] = await Promise.all([load(scope), load(GLOBAL_SCOPE)]);
+      return (tool) => own.tools[tool]?.mode ?? global.tools[tool]?.mode ?? 'allow';
     },
     entry: resolve,
     async list(scope) {

@@ -32,8 +32,8 @@ export interface Viewer {
 
 /** Where visibility comes from: the admin policy and the user's permissions. */
 export interface VisibilitySources {
-  policy: { effective(tool: string, scope: string): Promise<PolicyMode> };
-  permissions: { get(userId: string, tool: string): Promise<Permission> };
+  policy: { modesIn(scope: string): Promise<(tool: string) => PolicyMode> };
+  permissions: { of(userId: string): Promise<(tool: string) => Permission> };
 }
 
 /** Holds the tools; see {@link createToolRegistry}. */
@@ -101,9 +101,11 @@ export function createToolRegistry(options: { log?: Logger } = {}): ToolRegistry
     list: () => [...current().values()].map((entry) => entry.tool),
     names: () => [...current().keys()],
     async definitionsFor(viewer, visibility) {
-      const entries = [...current().values()];
-      const visible = await Promise.all(entries.map((entry) => isVisible(entry.tool, viewer, visibility)));
-      return entries.filter((_, i) => visible[i]).map(toDefinition);
+      // The viewer's policy and permissions are read once, then every tool is decided from them.
+      const [policyOf, permissionOf] = await Promise.all([visibility.policy.modesIn(viewer.scope), visibility.permissions.of(viewer.userId)]);
+      const visible = (tool: Tool) =>
+        !isHidden({ tool: tool.name, requirement: staticRequirement(tool), policy: policyOf(tool.name), permission: permissionOf(tool.name), context: viewer.approval });
+      return [...current().values()].filter((entry) => visible(entry.tool)).map(toDefinition);
     },
     revision,
     async start(signal) {
@@ -151,15 +153,6 @@ function checkedEntry(tool: Tool, existing: Map<string, RegisteredTool>, source:
     throw new ConfigError([`tool "${tool.name}": ${tool.inputSchema ? 'its input schema must describe an object' : 'parameters must be a zod object schema'}`]);
   }
   return { tool, schema, source };
-}
-
-async function isVisible(tool: Tool, viewer: Viewer, sources: VisibilitySources): Promise<boolean> {
-  const [policy, permission] = await Promise.all([
-    sources.policy.effective(tool.name, viewer.scope),
-    sources.permissions.get(viewer.userId, tool.name),
-  ]);
-  const requirement = staticRequirement(tool);
-  return !isHidden({ tool: tool.name, requirement, policy, permission, context: viewer.approval });
 }
 
 function toDefinition(entry: RegisteredTool): ToolDefinition {

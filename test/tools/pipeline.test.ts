@@ -281,7 +281,7 @@ describe('pipeline: execution', () => {
   });
 
   it('never throws when a dependency fails', async () => {
-    const h = await setup([echoTool()], { permissions: { get: () => Promise.reject(new Error('store offline')) } });
+    const h = await setup([echoTool()], { permissions: { get: () => Promise.reject(new Error('store offline')), of: () => Promise.reject(new Error('store offline')) } });
     const result = await h.pipeline.run(call('echo', '{"text":"x"}'), makeContext());
     expect(result).toMatchObject({ status: 'error', content: 'Error: "echo" could not be run because of an internal problem.' });
   });

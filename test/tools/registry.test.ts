@@ -6,8 +6,8 @@ import type { Permission, PolicyMode } from '../../src/tools/types.js';
 import { fakeTool } from './support.js';
 
 const sources = (policy: Record<string, PolicyMode> = {}, permissions: Record<string, Permission> = {}) => ({
-  policy: { effective: async (tool: string) => policy[tool] ?? 'allow' },
-  permissions: { get: async (_user: string, tool: string) => permissions[tool] ?? 'askEachTime' },
+  policy: { modesIn: async () => (tool: string) => policy[tool] ?? 'allow' },
+  permissions: { of: async () => (tool: string) => permissions[tool] ?? 'askEachTime' },
 });
 
 describe('tool registry', () => {

@@ -6,6 +6,7 @@
  */
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
+import { matchesOf } from '../../llm/matches.js';
 import { fencedBlocks, removeSpans } from '../../llm/text-spans.js';
 import { normaliseWorkspacePath } from './turn-writes.js';
 
@@ -37,6 +38,10 @@ const EARLIER = /\b(earlier|previously|yesterday|already|last\s+time|(?:previous
 const CLAUSE_END = /;|\s[—–]\s|\b(?:but|so|because|which|while|since|although|though|whereas|unless|except)\b/i;
 /** Words right before a path that name it as a source or a contrast, not as what was written. */
 const NOT_A_TARGET = /\b(?:from|see|using|per|like|than|of|not|instead\s+of|rather\s+than|based\s+on|according\s+to|(?:described|mentioned|listed|shown|explained)\s+in)\s+(?:the\s+(?:file\s+)?)?[`'"]?$/i;
+/** A cited place in a file: `path:line`, `path:line:col`, `path:from-to`, `path#L12`, `path#L3-L9`. */
+const CITATION = new RegExp(String.raw`${PATH_START}\`?(${PATH})\`?(?::(\d+)(?:-(\d+)|:\d+)?|#L(\d+)(?:-L?(\d+))?)(?![\w/])`, 'g');
+/** A path in a claim's clause. */
+const TARGET = new RegExp(String.raw`${PATH_START}\`?(${PATH})\`?`, 'g');
 /** Extensions of files worth checking when a citation names one that does not exist. */
 const SOURCE_EXTENSIONS = new Set('ts tsx js jsx mjs cjs py rb go rs java kt swift c h cc cpp hpp cs php sh bash zsh md txt json yaml yml toml ini cfg conf csv log html css scss sql xml'.split(' '));
 
@@ -53,7 +58,7 @@ export function claimedFileWrites(text: string): string[] {
   const found = new Set<string>();
   for (const sentence of sentences(withoutCodeBlocks(text))) {
     if (sentence.includes('?') || EARLIER.test(sentence)) continue;
-    for (const claim of sentence.matchAll(CLAIM)) {
+    for (const claim of matchesOf(CLAIM, sentence)) {
       const before = sentence.slice(0, claim.index);
       // Only the claim's own clause counts: "The tests did not run, but I fixed a.ts" claims a.ts.
       if (NOT_A_CLAIM.test(before.split(/[,;:]|\b(?:but|so)\b/i).at(-1)!)) continue;
@@ -63,7 +68,7 @@ export function claimedFileWrites(text: string): string[] {
       const clause = after.slice(0, CLAUSE_END.exec(after)?.index ?? after.length);
       for (const path of targetsIn(clause)) found.add(path);
     }
-    for (const match of sentence.matchAll(PASSIVE)) {
+    for (const match of matchesOf(PASSIVE, sentence)) {
       if (!NOT_A_CLAIM.test(sentence.slice(0, match.index))) found.add(normalise(match[1]!));
     }
   }
@@ -88,8 +93,7 @@ export interface CitedLocation {
 export function citedLocations(text: string): CitedLocation[] {
   const plain = text.replace(/\b[a-z][a-z0-9+.-]{0,30}:\/\/\S+/gi, ' ');
   const cited: CitedLocation[] = [];
-  const pattern = new RegExp(String.raw`${PATH_START}\`?(${PATH})\`?(?::(\d+)(?:-(\d+)|:\d+)?|#L(\d+)(?:-L?(\d+))?)(?![\w/])`, 'g');
-  for (const match of plain.matchAll(pattern)) {
+  for (const match of matchesOf(CITATION, plain)) {
     if (isNumber(match[1]!)) continue;
     const first = Number(match[2] ?? match[4]);
     const last = Math.max(first, Number(match[3] ?? match[5] ?? first));
@@ -112,21 +116,23 @@ export interface ClaimOptions {
  * elsewhere, `..` escapes and symlinks leading out are left alone.
  */
 export async function checkClaims(text: string, turnWrites: ReadonlySet<string>, workspaceDir: string, options: ClaimOptions = {}): Promise<string[]> {
+  const claims = options.writesUnknown ? [] : claimedFileWrites(text);
+  const citations = citedLocations(text);
+  // Most answers claim and cite nothing: the workspace's real path is not looked up for them.
+  if (!claims.length && !citations.length) return [];
   const given = resolve(workspaceDir);
   const root = await realpath(given).catch(() => given);
   // An absolute path may be written through the folder's real path or the one configured.
   const toWorkspace = (path: string) => insideWorkspace(root, path) ?? insideWorkspace(given, path);
   const changed = new Set([...turnWrites].map(normaliseWorkspacePath));
   const problems: string[] = [];
-  if (!options.writesUnknown) {
-    for (const claimed of claimedFileWrites(text)) {
-      const path = toWorkspace(claimed);
-      if (path === undefined || written(changed, path)) continue;
-      problems.push(`you said you wrote or changed ${path}, but no tool call in this turn wrote it`);
-    }
+  for (const claimed of claims) {
+    const path = toWorkspace(claimed);
+    if (path === undefined || written(changed, path)) continue;
+    problems.push(`you said you wrote or changed ${path}, but no tool call in this turn wrote it`);
   }
   const seen = new Set<string>();
-  for (const cited of citedLocations(text)) {
+  for (const cited of citations) {
     const path = toWorkspace(cited.path);
     const key = `${path}:${cited.line}`;
     if (path === undefined || seen.has(key)) continue;
@@ -200,7 +206,7 @@ function normalise(path: string): string {
 /** The paths in a claim's clause that are its targets (not its sources). */
 function targetsIn(clause: string): string[] {
   const paths: string[] = [];
-  for (const match of clause.matchAll(new RegExp(String.raw`${PATH_START}\`?(${PATH})\`?`, 'g'))) {
+  for (const match of matchesOf(TARGET, clause)) {
     const path = match[1]!.replace(/\.+$/, '');
     if (isNumber(path) || NOT_A_TARGET.test(clause.slice(0, match.index))) continue;
     paths.push(normalise(path));

@@ -95,6 +95,9 @@ const ANNOUNCEMENT = new RegExp(`\\b${SUBJECT}${FILLER}\\s+(?:${ACTION})\\b`, 'g
 const PROGRESSIVE =
   /\b(?:i'm|i am)\s+(?:now\s+|currently\s+|just\s+)?(?:searching|looking (?:up|into|for)|checking|fetching|retrieving|pulling up|running|executing|calling|querying|downloading|opening|scanning|browsing|inspecting|investigating|grabbing)\b/g;
 
+/** The patterns that find an announcement in a sentence (bench/patterns times how they are run). */
+export const TOOL_INTENT_PATTERNS: readonly RegExp[] = [ANNOUNCEMENT, PROGRESSIVE];
+
 /** Before the announcement: it is conditional or somebody else's. */
 const CONDITIONAL_BEFORE = /\b(?:if|unless|once you|when you|would you|do you want|want me to|shall i|should i)\b/;
 

@@ -3,7 +3,6 @@
  * (HTML converted to plain text). Private and local addresses are refused
  * (see lib/address-policy.ts); size and time are bounded by `tools.http`.
  */
-import { convert } from 'html-to-text';
 import { z } from 'zod';
 import { ToolError } from '../../errors.js';
 import type { Tool } from '../types.js';
@@ -52,7 +51,7 @@ export function httpFetchTool(options: HttpFetchOptions): Tool<typeof parameters
           signal,
           userAgent: 'pincer-http-fetch/1.0',
         });
-        return render(result, options.maxBytes);
+        return await render(result, options.maxBytes);
       } catch (error) {
         if (timeout.aborted && !ctx.signal.aborted) throw new ToolError(`fetching ${url} took longer than ${options.timeoutMs / 1000} s.`);
         throw error;
@@ -61,17 +60,19 @@ export function httpFetchTool(options: HttpFetchOptions): Tool<typeof parameters
   };
 }
 
-function render(result: HttpGetResult, maxBytes: number): string {
+async function render(result: HttpGetResult, maxBytes: number): Promise<string> {
   const header = [`URL: ${result.url}`, `Status: ${result.status} ${result.statusText}`.trim(), `Content-Type: ${result.contentType || 'unknown'}`];
   if (result.truncated) header.push(`Note: the body was cut at ${maxBytes} bytes.`);
-  return `${header.join('\n')}\n\n${bodyText(result)}`;
+  return `${header.join('\n')}\n\n${await bodyText(result)}`;
 }
 
-function bodyText(result: HttpGetResult): string {
+async function bodyText(result: HttpGetResult): Promise<string> {
   const type = result.contentType.toLowerCase();
   if (!isTextual(type, result.body)) return `[binary content, ${result.body.length} bytes, not shown]`;
   const text = decode(result.body, charsetOf(type));
   if (type.includes('html') || (!type && /^\s*<(!doctype html|html)/i.test(text))) {
+    // The converter loads on the first page fetched, not at start.
+    const { convert } = await import('html-to-text');
     return convert(text, { wordwrap: false, selectors: [{ selector: 'img', format: 'skip' }] });
   }
   return text;

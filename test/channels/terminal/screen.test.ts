@@ -156,7 +156,19 @@ describe('renderMarkdown', () => {
     expect(rendered).not.toContain('**');
     // eslint-disable-next-line no-control-regex -- the table's text without its colours
     expect(rendered.replace(/\x1b\[[0-9;]*m/g, '')).toContain('│ name │ size │');
-    expect(rendered).toContain('  npm test');
+    // A code block is indented and coloured as a whole.
+    expect(rendered).toContain('\n  \x1b[33mnpm test\x1b[39m');
+  });
+
+  it('draws nested lists under their item, numbered lists from their start, and aligned table columns', () => {
+    const rendered = renderMarkdown('- one\n  - inner\n- [x] done\n\n3. third\n4. fourth\n\n| a | b |\n|---|--:|\n| long cell | 1 |\n| x | 22 |', 80, false);
+    expect(rendered).toContain('  * one\n    * inner\n  * [x] done');
+    expect(rendered).toContain('  3. third\n  4. fourth');
+    expect(rendered).toContain('│ long cell │  1 │\n│ x         │ 22 │');
+  });
+
+  it('shows links with where they go, and decodes entities', () => {
+    expect(renderMarkdown('See [the docs](https://example.com/d) &amp; https://example.com', 80, false)).toBe('See the docs (https://example.com/d) & https://example.com');
   });
 
   it('keeps the emphasis markers and uses no escape sequence without colour', () => {

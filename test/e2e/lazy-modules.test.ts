@@ -1,0 +1,102 @@
+/**
+ * The built product loads only what is configured: a start with the terminal
+ * alone (no MCP server, no HTTP port, SQLite, no chat platform) does not load
+ * the MCP SDK, the metrics library, the queue and Redis clients, the HTML
+ * converter, a syntax highlighter, the command-line parser or any platform's
+ * library. Checked through the modules the process actually loaded, not time.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startFakeLlm, type FakeLlm } from '../fakes/llm/server.js';
+import { ensureBuilt } from './build.js';
+import { cleanUp, startPincer, tempDir } from './pincer.js';
+
+const TRACE = fileURLToPath(new URL('./module-trace.mjs', import.meta.url));
+
+/** The packages a terminal-only start must not load, and why each is not needed. */
+const NOT_CONFIGURED = [
+  '@modelcontextprotocol/sdk', // no mcp.servers
+  'ajv', // the MCP SDK's validator
+  'prom-client', // no PINCER_HTTP_PORT
+  '@opentelemetry/api', // prom-client's
+  'bullmq', // no Redis store
+  'ioredis',
+  'html-to-text', // loaded on the first http_fetch
+  'highlight.js', // code blocks are not highlighted
+  'marked-terminal',
+  'commander', // the plain start needs no command line
+  'discord.js',
+  'grammy',
+  '@slack/bolt',
+];
+
+/** The npm packages among the loaded module URLs. */
+function packagesIn(urls: string[]): Set<string> {
+  const names = new Set<string>();
+  for (const url of urls) {
+    const match = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+    if (match) names.add(match[1]!);
+  }
+  return names;
+}
+
+/** A port nothing listens on just now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Starts the built product with `config`, waits until it runs, ends it, and returns the packages it loaded. */
+async function packagesLoaded(llm: FakeLlm, config: string, env: Record<string, string> = {}): Promise<Set<string>> {
+  const dir = tempDir();
+  const trace = join(dir, 'modules.txt');
+  const configFile = join(dir, 'pincer.yaml');
+  writeFileSync(configFile, config);
+  writeFileSync(trace, '');
+  const pincer = startPincer({
+    OPENAI_BASE_URL: llm.url,
+    OPENAI_API_KEY: 'sk-test',
+    PINCER_MODEL: 'fake-model',
+    PINCER_CONFIG: configFile,
+    NODE_OPTIONS: `--import=${TRACE}`,
+    PINCER_MODULE_TRACE: trace,
+    ...env,
+  });
+  await pincer.waitForOutput('pincer is running');
+  pincer.child.stdin!.end();
+  const exit = await pincer.waitForExit();
+  expect(exit.code, pincer.output()).toBe(0);
+  return packagesIn(readFileSync(trace, 'utf8').split('\n'));
+}
+
+describe('what a start loads', () => {
+  let llm: FakeLlm;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    llm = await startFakeLlm();
+    return () => llm.close();
+  }, 180_000);
+  afterEach(cleanUp);
+
+  it('loads none of the unconfigured parts when only the terminal runs', async () => {
+    const loaded = await packagesLoaded(llm, 'terminal:\n  enabled: on\n');
+    // The trace works: what every start needs is in it.
+    expect(loaded).toContain('openai');
+    expect(loaded).toContain('sqlite3');
+    expect(loaded).toContain('marked');
+    expect(NOT_CONFIGURED.filter((name) => loaded.has(name))).toEqual([]);
+  }, 30_000);
+
+  it('loads the metrics library once an HTTP port is set', async () => {
+    const loaded = await packagesLoaded(llm, 'terminal:\n  enabled: on\nhttp:\n  host: 127.0.0.1\n', { PINCER_HTTP_PORT: String(await freePort()) });
+    expect(loaded).toContain('prom-client');
+    expect(loaded).not.toContain('@modelcontextprotocol/sdk');
+  }, 30_000);
+});
