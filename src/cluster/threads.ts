@@ -156,7 +156,8 @@ export class ClusterThreads implements LeaseHolder {
 
   /** Takes the thread if no instance holds it, or reads its new inbox entries if this one does. */
   async offer(thread: string): Promise<void> {
-    if (this.closed || (this.draining && !this.held.has(thread))) return;
+    // While shutting down, new entries of a held thread stay in its inbox for whoever takes it next.
+    if (this.closed || this.draining) return;
     // A takeover under way hands the runner the whole inbox: reading it meanwhile would hand over the same entries again.
     await this.taking.get(thread)?.catch(() => undefined);
     const held = this.held.get(thread);
@@ -315,8 +316,10 @@ export class ClusterThreads implements LeaseHolder {
     this.stopTaking();
     await Promise.allSettled(
       [...this.held].map(async ([thread, held]) => {
-        await this.host?.flush(thread);
-        await this.handBack(thread, held);
+        // A turn still stopping would write after the lease went back: that thread goes back at close.
+        if (!this.host || this.host.busy(thread)) return;
+        await this.host.flush(thread);
+        if (!this.host.busy(thread)) await this.handBack(thread, held);
       }),
     );
   }
@@ -332,6 +335,7 @@ export class ClusterThreads implements LeaseHolder {
   private async handBack(thread: string, held: Held): Promise<void> {
     if (this.held.get(thread) !== held) return;
     this.held.delete(thread);
+    this.host?.forget(thread);
     await this.node.resign(held.lease);
     await this.node.publish({ type: 'poke', thread });
   }
