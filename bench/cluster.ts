@@ -13,6 +13,13 @@
  *   and Slack, where no poller is involved) and time the kill to that thread's
  *   next answer from another instance; SIGKILL Telegram's elected poller and
  *   time the kill to the first answer to a message written after it.
+ * - Capacity (cluster-capacity.ts): where each instance's turn slots are the
+ *   bottleneck (a 1 s model, 4 slots), one instance against three, on Slack
+ *   and on Discord.
+ * - Rolling restart (cluster-rolling.ts): three instances SIGTERMed and
+ *   started again in turn under load; lost, answered twice, the worst extra wait.
+ * `npm run bench -- cluster <part>` runs one part: throughput, failover,
+ * capacity or rolling.
  * Skipped, with the reason in its one row, when Redis does not answer at
  * PINCER_BENCH_REDIS_URL (default redis://127.0.0.1:6379); uses database 13.
  */
@@ -34,6 +41,9 @@ import {
   type ClusterChat,
 } from '../test/e2e/cluster-harness.js';
 import { cleanUp, waitUntil } from '../test/e2e/pincer.js';
+import { capacityRows } from './cluster-capacity.js';
+import { firstLine, type Row } from './cluster-conversations.js';
+import { rollingRows } from './cluster-rolling.js';
 
 const MESSAGES = 400;
 const THREADS = 200;
@@ -47,13 +57,17 @@ const CONFIG = `cluster:\n  leaseTtlMs: ${LEASE_TTL_MS}\nagent:\n  maxConcurrent
 const ONE = ['a'] as const;
 const THREE = ['a', 'b', 'c'] as const;
 
-type Row = Record<string, number | string>;
 type Platform = 'telegram' | 'slack';
 /** Which instance a failover run kills. */
 type Victim = 'thread owner' | 'telegram poller';
 
-/** Runs the benchmark; without Redis, one row that says why it was skipped. */
-export async function runClusterBench(): Promise<Row[]> {
+/** The parts of the benchmark, in the order they run. */
+export const CLUSTER_PARTS = ['throughput', 'failover', 'capacity', 'rolling'] as const;
+/** One part of the benchmark. */
+export type ClusterPart = (typeof CLUSTER_PARTS)[number];
+
+/** Runs the benchmark (every part unless `parts` is given); without Redis, one row that says why it was skipped. */
+export async function runClusterBench(parts: readonly ClusterPart[] = CLUSTER_PARTS): Promise<Row[]> {
   const base = process.env.PINCER_BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
   const storeUrl = redisDbUrl(base, 13);
   try {
@@ -65,14 +79,20 @@ export async function runClusterBench(): Promise<Row[]> {
   const llm = await startFakeLlm({ responder: echoResponder(LATENCY_MS), record: false });
   try {
     const rows: Row[] = [];
-    for (const platform of ['telegram', 'slack'] as const) {
-      const one = await throughput(llm, storeUrl, platform, ONE);
-      const three = await throughput(llm, storeUrl, platform, THREE);
-      rows.push(throughputRow(platform, ONE, one), throughputRow(platform, THREE, three, one));
+    if (parts.includes('throughput')) {
+      for (const platform of ['telegram', 'slack'] as const) {
+        const one = await throughput(llm, storeUrl, platform, ONE);
+        const three = await throughput(llm, storeUrl, platform, THREE);
+        rows.push(throughputRow(platform, ONE, one), throughputRow(platform, THREE, three, one));
+      }
     }
-    rows.push(await failover(llm, storeUrl, 'telegram', 'thread owner'));
-    rows.push(await failover(llm, storeUrl, 'telegram', 'telegram poller'));
-    rows.push(await failover(llm, storeUrl, 'slack', 'thread owner'));
+    if (parts.includes('failover')) {
+      rows.push(await failover(llm, storeUrl, 'telegram', 'thread owner'));
+      rows.push(await failover(llm, storeUrl, 'telegram', 'telegram poller'));
+      rows.push(await failover(llm, storeUrl, 'slack', 'thread owner'));
+    }
+    if (parts.includes('capacity')) rows.push(...(await capacityRows(storeUrl)));
+    if (parts.includes('rolling')) rows.push(...(await rollingRows(storeUrl)));
     return rows;
   } finally {
     await cleanUp();
@@ -205,11 +225,4 @@ async function killOnce(cluster: Cluster, fake: FakeTelegram | FakeSlack, victim
     writing = false;
     await Promise.allSettled(writers);
   }
-}
-
-/** The first line of an error for the table; the whole of it is printed (what each instance did and said). */
-function firstLine(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
-  if (message.includes('\n')) console.log(`bench/cluster: ${message}`);
-  return message.split('\n')[0]!;
 }

@@ -68,9 +68,12 @@ if (!only || only === 'redaction') {
   table(await runRedactionBench(list(0), size(1), size(2)));
 }
 if (!only || only === 'cluster') {
-  const { runClusterBench } = await import('./cluster.js');
-  console.log('bench/cluster: the built product, one instance vs three on one Redis store (400 messages, 200 threads, model 100 ms), and failover after a SIGKILL (lease TTL 2 s)');
-  table(await runClusterBench());
+  const { runClusterBench, CLUSTER_PARTS } = await import('./cluster.js');
+  const part = CLUSTER_PARTS.find((name) => name === process.argv[3]);
+  console.log(
+    'bench/cluster: the built product, one instance vs three on one Redis store (400 messages, 200 threads, model 100 ms), failover after a SIGKILL (lease TTL 2 s), capacity (model 1 s, 4 turn slots), rolling restart (200 conversations)',
+  );
+  table(await runClusterBench(part ? [part] : undefined));
 }
 if (!only || only === 'startup') {
   const { runStartupBench } = await import('./startup.js');

@@ -237,11 +237,15 @@ export class Runtime {
   private async stopAll(reason: string): Promise<void> {
     const { log, config } = this.services;
     log.info({ reason }, 'shutting down');
+    // A thread taken now would start a turn that shutdown then waits for.
+    this.deployment.intake.stopTaking?.();
     const approvalsClosed = this.approvals.close();
     for (const runner of this.runners.values()) runner.close();
     const deadline = new Promise((resolve) => setTimeout(resolve, config.agent.shutdownTimeoutMs).unref());
     // Features stop where they are (running jobs resume at the next start; routines' next firings wait).
     await Promise.race([Promise.all([this.idle(), approvalsClosed, ...this.features.map((feature) => feature.stop())]), deadline]);
+    // Their turns stopped, the shared threads go to the other instances now, not when this process ends.
+    await Promise.race([this.deployment.intake.giveBack?.(), deadline]);
     await Promise.race([Promise.allSettled([...this.channels.values()].map((channel) => channel.stop())), deadline]);
     // Messages that arrived while the channels were closing are kept for the next run.
     await Promise.race([Promise.allSettled([...this.inflight]), deadline]);

@@ -201,7 +201,12 @@ export class ThreadRunner {
   private async runNext(): Promise<void> {
     if (this.closed) return;
     if (!this.resumes.length && !this.queue.length) return;
-    if (this.context.claim && !(await this.context.claim(this.key))) return;
+    if (this.context.claim && !(await this.context.claim(this.key))) {
+      // Never (this instance is shutting down): the work stays in the shared inbox for whoever takes the thread.
+      // Returning with the work still queued would schedule it again at once, for ever.
+      this.abandon();
+      return;
+    }
     const work: Work | undefined = this.resumes.shift() ?? (this.queue.length ? { kind: 'messages', batch: takeTurnBatch(this.queue, this.chat.kind) } : undefined);
     if (!work) return;
     // From here on, new messages of the work's speaker join it instead of waiting for the next turn.

@@ -66,6 +66,14 @@ export class ClusterIntake implements ThreadIntake {
     return this.threads.idle(thread);
   }
 
+  stopTaking(): void {
+    this.threads.stopTaking();
+  }
+
+  giveBack(): Promise<void> {
+    return this.threads.giveBack();
+  }
+
   /** Puts `event` in its shared thread's inbox, then acknowledges it; a refusal is explained (a rate one once a window). */
   private async keepShared(event: InboundMessage, userId: string, oversized?: Refusal): Promise<void> {
     const send = (text: string) => this.outbox().send(event.chat, text);

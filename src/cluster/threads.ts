@@ -3,8 +3,13 @@
  * it in the thread's inbox (durable, deduplicated by platform message id) and
  * offers the thread; the instance that takes the thread's lease reads the inbox
  * in order, runs the turns, renews the lease while it works and gives it back
- * when the inbox is empty. A sweep takes over the threads whose holder died:
- * their lease lapsed with work left (an inbox entry, or a turn still open).
+ * when the inbox is empty. An instance takes a new thread only while it has a
+ * free turn slot: a busy one keeps the thread's poke and takes it when a slot
+ * frees (unless another instance took it first), so work waits in Redis for the
+ * first free slot of any instance, not in one instance's queue while another
+ * idles. A sweep takes over the threads whose holder died: their lease lapsed
+ * with work left (an inbox entry, or a turn still open), and the ones left
+ * waiting longer than a lease TTL (every instance busy all that time).
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { InboundMessage } from '../channels/types.js';
@@ -18,8 +23,8 @@ import { inboxInOrder, leaseNameOf, threadKeys, type InboxEntry, type LeaseHolde
 
 /** Threads with work not finished by a lease holder. */
 const OPEN = `${CLUSTER_PREFIX}open`;
-/** How long an instance with every turn slot taken waits before it competes for a new thread. */
-const BUSY_DELAY_MS = 20;
+/** How often an instance with every turn slot taken looks whether one freed up for a thread waiting. */
+const SPARE_CHECK_MS = 20;
 /** How long a platform message id is remembered against duplicates (a redelivery comes within minutes). */
 const SEEN_TTL_SECONDS = 24 * 60 * 60;
 
@@ -94,8 +99,14 @@ export class ClusterThreads implements LeaseHolder {
   /** Leases being given back (their writes flushed first). */
   private readonly releasing = new Map<string, Promise<void>>();
   private readonly timers: NodeJS.Timeout[] = [];
+  /** Threads poked while every slot was taken, oldest first: when each was poked. */
+  private readonly waiting = new Map<string, number>();
+  private pulling: Promise<void> | undefined;
+  private pullAgain = false;
   private host: ThreadHost | undefined;
   private closed = false;
+  /** Shutting down: no thread is taken any more. */
+  private draining = false;
 
   constructor(
     private readonly node: ClusterNode,
@@ -106,19 +117,19 @@ export class ClusterThreads implements LeaseHolder {
   start(host: ThreadHost): void {
     this.host = host;
     // Every instance hears of new inbox entries: the holder reads them, and a thread no one holds
-    // goes to whichever instance takes it first; a busy one tries a moment later, so the work spreads.
+    // goes to the first instance with a free slot that takes it.
     this.node.onMessage((message) => {
       if (message.type !== 'poke') return;
       const thread = message.thread;
-      const offer = () => void this.offer(thread).catch((error: unknown) => this.log.warn({ err: error, thread }, 'cluster: could not take a thread'));
-      if (this.held.has(thread) || host.spare()) offer();
-      else setTimeout(offer, BUSY_DELAY_MS).unref();
+      if (this.held.has(thread)) void this.offer(thread).catch((error: unknown) => this.log.warn({ err: error, thread }, 'cluster: could not read a thread'));
+      else this.wait(thread);
     });
     const every = (ms: number, work: () => Promise<void>) => {
       const timer = setInterval(() => void work().catch((error: unknown) => this.log.warn({ err: error }, 'cluster: periodic work failed')), ms);
       timer.unref();
       this.timers.push(timer);
     };
+    every(SPARE_CHECK_MS, () => this.pull());
     every(Math.max(100, Math.floor(this.node.leaseTtlMs / 3)), () => this.renewAll());
     every(Math.max(200, Math.floor(this.node.leaseTtlMs / 2)), () => this.sweep());
     void this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'cluster: first sweep failed'));
@@ -145,7 +156,8 @@ export class ClusterThreads implements LeaseHolder {
 
   /** Takes the thread if no instance holds it, or reads its new inbox entries if this one does. */
   async offer(thread: string): Promise<void> {
-    if (this.closed) return;
+    // While shutting down, new entries of a held thread stay in its inbox for whoever takes it next.
+    if (this.closed || this.draining) return;
     // A takeover under way hands the runner the whole inbox: reading it meanwhile would hand over the same entries again.
     await this.taking.get(thread)?.catch(() => undefined);
     const held = this.held.get(thread);
@@ -153,9 +165,50 @@ export class ClusterThreads implements LeaseHolder {
     else await this.take(thread);
   }
 
+  /** Notes a thread with new work that no instance may hold, and takes it when a slot is free. */
+  private wait(thread: string): void {
+    if (!this.waiting.has(thread)) this.waiting.set(thread, Date.now());
+    void this.pull();
+  }
+
+  /**
+   * Takes the waiting threads, oldest first, one at a time while a turn slot is
+   * free (a thread taken starts its turn before the next is tried, so an
+   * instance takes no more than it can run).
+   */
+  private pull(): Promise<void> {
+    if (this.pulling) {
+      // A thread poked while a look is under way is looked at right after it.
+      this.pullAgain = true;
+      return this.pulling;
+    }
+    this.pulling = (async () => {
+      do {
+        this.pullAgain = false;
+        await this.takeWaiting();
+      } while (this.pullAgain && !this.closed);
+    })().finally(() => (this.pulling = undefined));
+    return this.pulling;
+  }
+
+  private async takeWaiting(): Promise<void> {
+    if (!this.waiting.size || !this.host?.spare()) return;
+    // One look at Redis drops the threads that another instance took (or took and finished) meanwhile.
+    const threads = [...this.waiting.keys()];
+    const pipeline = this.node.redis.pipeline();
+    for (const thread of threads) pipeline.sismember(OPEN, thread).exists(threadKeys(thread).lease);
+    const results = (await pipeline.exec()) ?? [];
+    for (const [i, thread] of threads.entries()) {
+      if (this.closed || this.draining || !this.host.spare()) return;
+      this.waiting.delete(thread);
+      const free = results[2 * i]?.[1] === 1 && results[2 * i + 1]?.[1] === 0;
+      if (free) await this.offer(thread).catch((error: unknown) => this.log.warn({ err: error, thread }, 'cluster: could not take a thread'));
+    }
+  }
+
   /** Waits until this instance holds the thread (for work that started here, such as an answered approval). */
   async claim(thread: string): Promise<boolean> {
-    while (!this.closed) {
+    while (!this.closed && !this.draining) {
       // A lease being given back is not held any more once that ends: take it again then.
       await this.releasing.get(thread);
       if (this.held.has(thread) || (await this.take(thread, false))) return true;
@@ -187,6 +240,8 @@ export class ClusterThreads implements LeaseHolder {
     }
     if (this.held.get(thread) === held) this.held.delete(thread);
     this.host.forget(thread);
+    // The thread's slot is free: a thread waiting for one starts now, not at the next look.
+    void this.pull();
   }
 
   /** Messages waiting in the shared inboxes (of every instance), and the threads with work not finished. */
@@ -246,12 +301,43 @@ export class ClusterThreads implements LeaseHolder {
     return false;
   }
 
+  /** Shutdown has begun: takes no new thread (the others, or the restart, will). */
+  stopTaking(): void {
+    this.draining = true;
+    this.waiting.clear();
+  }
+
+  /**
+   * Gives every held thread back, its writes flushed first, and tells the
+   * others, so that one with work left (an interrupted turn, waiting messages)
+   * is taken at once rather than when its lease would have lapsed.
+   */
+  async giveBack(): Promise<void> {
+    this.stopTaking();
+    await Promise.allSettled(
+      [...this.held].map(async ([thread, held]) => {
+        // A turn still stopping would write after the lease went back: that thread goes back at close.
+        if (!this.host || this.host.busy(thread)) return;
+        await this.host.flush(thread);
+        if (!this.host.busy(thread)) await this.handBack(thread, held);
+      }),
+    );
+  }
+
   /** Stops taking threads and gives every held one back (their inboxes stay for the others). */
   async close(): Promise<void> {
     this.closed = true;
     for (const timer of this.timers) clearInterval(timer);
-    await Promise.allSettled([...this.held.values()].map((held) => this.node.resign(held.lease)));
+    await Promise.allSettled([...this.held].map(([thread, held]) => this.handBack(thread, held)));
     this.held.clear();
+  }
+
+  private async handBack(thread: string, held: Held): Promise<void> {
+    if (this.held.get(thread) !== held) return;
+    this.held.delete(thread);
+    this.host?.forget(thread);
+    await this.node.resign(held.lease);
+    await this.node.publish({ type: 'poke', thread });
   }
 
   private take(thread: string, takeOver = true): Promise<boolean> {
@@ -264,7 +350,7 @@ export class ClusterThreads implements LeaseHolder {
   }
 
   private async acquire(thread: string, takeOver: boolean): Promise<boolean> {
-    if (this.closed || !this.host) return false;
+    if (this.closed || this.draining || !this.host) return false;
     const lease = await this.node.acquire(leaseNameOf(thread));
     if (!lease) return false;
     const held: Held = { lease, taken: new Set() };
@@ -313,15 +399,20 @@ export class ClusterThreads implements LeaseHolder {
 
   /** Takes the open threads no instance holds (their holder died or gave them back with work left). */
   private async sweep(): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || this.draining) return;
     const open = await this.node.redis.smembers(OPEN);
-    const candidates = open.filter((thread) => !this.held.has(thread));
+    // A thread poked lately is taken by the first free slot; the sweep takes it only when none freed up in a TTL.
+    const recent = Date.now() - this.node.leaseTtlMs;
+    const candidates = open.filter((thread) => !this.held.has(thread) && !((this.waiting.get(thread) ?? 0) > recent));
+    const stillOpen = new Set(open);
+    for (const [thread, at] of this.waiting) if (at <= recent && !stillOpen.has(thread)) this.waiting.delete(thread);
     if (!candidates.length) return;
     const pipeline = this.node.redis.pipeline();
     for (const thread of candidates) pipeline.exists(threadKeys(thread).lease);
     const results = (await pipeline.exec()) ?? [];
     await Promise.all(
       candidates.map(async (thread, i) => {
+        this.waiting.delete(thread);
         if (results[i]?.[1] === 0) await this.take(thread).catch((error: unknown) => this.log.warn({ err: error, thread }, 'cluster: could not take over a thread'));
       }),
     );

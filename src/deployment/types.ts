@@ -73,6 +73,14 @@ export interface ThreadIntake {
   claim?(thread: string): Promise<boolean>;
   /** The thread's runner here has nothing more to do. */
   idle(thread: string): Promise<void>;
+  /** Shutdown has begun: no new thread is taken here (another instance, or the restart, takes it). */
+  stopTaking?(): void;
+  /**
+   * During shutdown, once the runners stopped: the threads held here go back at
+   * once (their writes stored first), so that the other instances carry on
+   * without waiting for this process to end.
+   */
+  giveBack?(): Promise<void>;
 }
 
 /** Signals between the instances (none on a single process). */

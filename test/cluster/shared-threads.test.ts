@@ -315,6 +315,58 @@ describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, (
     expect(platform.approvals[0]!.outcome).toMatchObject({ decision: 'expired' });
     expect(platform.messagesIn(chat).filter((sent) => sent.text.startsWith('after the question'))).toHaveLength(1);
   }, 60_000);
+
+  it('leaves a new thread in Redis while every slot is taken, for the first instance whose slot frees', async () => {
+    const held = new HeldModel();
+    const { platform, a, b } = await startPair(held.respond, { maxConcurrentTurns: 1 });
+    const person = (n: number) => ({ chat: testDm(`user-${n}`), sender: { id: `user-${n}`, name: `User ${n}` } });
+    const holds = (instance: Instance, n: number) => clusterOf(instance.app.deployment)!.threads.holds(threadKeyOf(person(n).chat));
+    a.channel.userMessage({ ...person(1), text: 'one' });
+    await waitFor(() => held.waiting === 1, () => 'the first turn');
+    const [first, second] = holds(a, 1) ? [a, b] : [b, a];
+    a.channel.userMessage({ ...person(2), text: 'two' });
+    await waitFor(() => held.waiting === 2, () => 'the second turn, on the other instance');
+    expect(holds(second, 2)).toBe(true);
+    // Both instances are busy: the new threads wait in Redis, not in one instance's queue.
+    a.channel.userMessage({ ...person(3), text: 'three' });
+    b.channel.userMessage({ ...person(4), text: 'four' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    for (const n of [3, 4]) expect([holds(a, n), holds(b, n)]).toEqual([false, false]);
+    // The first slot to free takes the oldest waiting thread; the other still waits.
+    held.releaseOne();
+    await waitFor(() => held.waiting === 2 && holds(first, 3), () => `the third thread taken by the instance that freed a slot; waiting ${held.waiting}`);
+    expect([holds(a, 4), holds(b, 4)]).toEqual([false, false]);
+    await waitFor(() => {
+      held.releaseAll();
+      return [1, 2, 3, 4].every((n) => platform.messagesIn(person(n).chat).some((sent) => sent.text.startsWith('echo:')));
+    }, () => 'every answer');
+    await Promise.all([a.app.runtime.idle(), b.app.runtime.idle()]);
+    for (const n of [1, 2, 3, 4]) expect(platform.messagesIn(person(n).chat).filter((sent) => sent.text.startsWith('echo:'))).toHaveLength(1);
+  }, 60_000);
+
+  it('an instance shutting down takes no new thread and gives its threads back at once, so the other answers them', async () => {
+    const held = new HeldModel();
+    const { platform, a, b } = await startPair(held.respond);
+    const person = (n: number) => ({ chat: testDm(`user-${n}`), sender: { id: `user-${n}`, name: `User ${n}` } });
+    a.channel.userMessage({ ...person(1), text: 'interrupted' });
+    await waitFor(() => held.waiting === 1, () => 'the turn');
+    const [leaving, staying] = clusterOf(a.app.deployment)!.threads.holds(threadKeyOf(person(1).chat)) ? [a, b] : [b, a];
+    const started = Date.now();
+    const stopped = leaving.app.stop('test: a rolling restart');
+    // Messages for new threads keep coming to the instance that is stopping: the other one runs them.
+    for (const n of [2, 3, 4]) leaving.channel.userMessage({ ...person(n), text: `new ${n}` });
+    await stopped;
+    // Not held up by turns of threads taken during shutdown (its deadline is 3 s).
+    expect(Date.now() - started).toBeLessThan(2_000);
+    // The interrupted thread was given back, and taken by the other instance without waiting for the lease to lapse.
+    await waitFor(() => clusterOf(staying.app.deployment)!.threads.holds(threadKeyOf(person(1).chat)), () => 'the interrupted thread taken over', 1_000);
+    await waitFor(() => {
+      held.releaseAll();
+      return [1, 2, 3, 4].every((n) => platform.messagesIn(person(n).chat).some((sent) => sent.text.startsWith('echo:')));
+    }, () => `every answer; got ${JSON.stringify([1, 2, 3, 4].map((n) => platform.messagesIn(person(n).chat).map((sent) => sent.text)))}`);
+    await staying.app.runtime.idle();
+    for (const n of [1, 2, 3, 4]) expect(platform.messagesIn(person(n).chat).filter((sent) => sent.text.startsWith('echo:'))).toHaveLength(1);
+  }, 60_000);
 });
 
 describe.skipIf(!available)(`usage counted by two instances on Redis${skip}`, () => {

@@ -1,7 +1,7 @@
 /**
  * Several `node dist/main.js` on one Redis store, as one bot, for the cluster
  * acceptance test and bench/cluster. Each instance reaches the fakes (model,
- * Telegram, Slack Web API) through a proxy of its own that records every
+ * Telegram, Slack Web API, Discord REST) through a proxy of its own that records every
  * exchange, so that what an instance did (polled Telegram, showed a prompt,
  * asked the model) is known without relying on its log's wording.
  * Also here: a fake model that echoes the messages it is shown, people who
@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Chat, User } from 'grammy/types';
 import { Redis } from 'ioredis';
+import type { FakeDiscord, FakeUser as DiscordUser } from '../fakes/discord/index.js';
 import { textReply, type FakeLlm, type FakeLlmRequest, type FakeResponder } from '../fakes/llm/server.js';
 import { messageText, readableText, type FakeSlack } from '../fakes/slack/index.js';
 import type { FakeTelegram } from '../fakes/telegram/index.js';
@@ -178,6 +179,8 @@ export interface ClusterOptions {
   llm: FakeLlm;
   telegram?: FakeTelegram;
   slack?: FakeSlack;
+  /** Discord: REST goes through the instance's proxy; the gateway is reached directly (the fake names itself in `GET /gateway/bot`). */
+  discord?: FakeDiscord;
   /** The YAML of PINCER_CONFIG. */
   config: string;
   /** More environment, e.g. PINCER_OWNERS. */
@@ -191,6 +194,9 @@ export interface ClusterInstance {
   readonly llm: TaggingProxy;
   readonly telegram?: TaggingProxy;
   readonly slack?: TaggingProxy;
+  readonly discord?: TaggingProxy;
+  /** The environment it was started with (a restart uses it again). */
+  readonly env: Record<string, string>;
 }
 
 /** Instances sharing one store, and what they did. */
@@ -212,7 +218,7 @@ export class Cluster {
   }
 
   /** Every exchange with one fake, of every instance, oldest first. */
-  exchanges(fake: 'llm' | 'telegram' | 'slack'): Exchange[] {
+  exchanges(fake: 'llm' | 'telegram' | 'slack' | 'discord'): Exchange[] {
     return this.instances.flatMap((instance) => instance[fake]?.exchanges ?? []).sort((a, b) => a.startedAt - b.startedAt);
   }
 
@@ -234,6 +240,30 @@ export class Cluster {
     return posts.filter((exchange) => here(bodyOf(exchange.requestBody))).at(-1)?.instance;
   }
 
+  /** The instance that last posted or edited a message in the Discord channel `channelId`. */
+  discordAnswerer(channelId: string): string | undefined {
+    const path = `/channels/${channelId}/messages`;
+    return this.exchanges('discord').filter((exchange) => exchange.path.includes(path)).at(-1)?.instance;
+  }
+
+  /** SIGTERM (a graceful stop, as a rolling restart does it), then the exit; the exit code. */
+  async terminate(id: string, timeoutMs = 30_000): Promise<number | null> {
+    const { process: pincer } = this.get(id);
+    process.kill(pincer.pid, 'SIGTERM');
+    return (await pincer.waitForExit(timeoutMs)).code;
+  }
+
+  /** Starts an ended instance again: the same environment, data folder and proxies. */
+  restart(id: string): ClusterInstance {
+    const index = this.instances.findIndex((instance) => instance.id === id);
+    const old = this.instances[index];
+    if (!old) throw new Error(`no instance ${id}`);
+    if (old.process.running()) throw new Error(`instance ${id} still runs`);
+    const again = { ...old, process: startPincer(old.env, { dataDir: old.process.dataDir }) };
+    this.instances[index] = again;
+    return again;
+  }
+
   /** SIGKILL, then the exit; returns when the process is gone. */
   async kill9(id: string): Promise<void> {
     const { process: pincer } = this.get(id);
@@ -249,7 +279,7 @@ export class Cluster {
     return this.instances
       .map((instance) => {
         const count = (proxy: TaggingProxy | undefined, pattern: RegExp) => proxy?.exchanges.filter((exchange) => pattern.test(exchange.path)).length ?? 0;
-        const did = `model requests ${count(instance.llm, /chat\/completions/)}, getUpdates ${count(instance.telegram, /getUpdates$/)}, telegram posts ${count(instance.telegram, /(sendMessage|editMessageText)$/)}, slack posts ${count(instance.slack, /chat\.(postMessage|update)$/)}`;
+        const did = `model requests ${count(instance.llm, /chat\/completions/)}, getUpdates ${count(instance.telegram, /getUpdates$/)}, telegram posts ${count(instance.telegram, /(sendMessage|editMessageText)$/)}, slack posts ${count(instance.slack, /chat\.(postMessage|update)$/)}, discord posts ${count(instance.discord, /\/messages(\/\d+)?$/)}`;
         const output = instance.process.output().split('\n');
         const warnings = output.filter((line) => /"level":[456]0/.test(line)).slice(-10);
         const about = focus.length ? output.filter((line) => focus.some((key) => line.includes(key))).slice(-20) : [];
@@ -261,7 +291,7 @@ export class Cluster {
 
   /** Closes the proxies (the processes are ended by `cleanUp()`). */
   async close(): Promise<void> {
-    await Promise.all(this.instances.flatMap((instance) => [instance.llm, instance.telegram, instance.slack]).map((proxy) => proxy?.close()));
+    await Promise.all(this.instances.flatMap((instance) => [instance.llm, instance.telegram, instance.slack, instance.discord]).map((proxy) => proxy?.close()));
   }
 }
 
@@ -279,6 +309,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const llm = await startTaggingProxy(new URL(options.llm.url).origin, id);
     const telegram = options.telegram ? await startTaggingProxy(options.telegram.apiRoot, id, noteDelivered) : undefined;
     const slack = options.slack ? await startTaggingProxy(new URL(options.slack.apiUrl).origin, id) : undefined;
+    const discord = options.discord ? await startTaggingProxy(new URL(options.discord.apiUrl).origin, id) : undefined;
     const env: Record<string, string> = {
       PINCER_STORE_URL: options.storeUrl,
       PINCER_INSTANCE_ID: id,
@@ -287,9 +318,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       PINCER_MODEL: 'fake-model',
       ...(options.telegram && telegram ? { TELEGRAM_BOT_TOKEN: options.telegram.token, TELEGRAM_API_ROOT: telegram.url } : {}),
       ...(options.slack && slack ? { SLACK_BOT_TOKEN: options.slack.botToken, SLACK_APP_TOKEN: options.slack.appToken, SLACK_API_URL: `${slack.url}/api/` } : {}),
+      ...(options.discord && discord ? { DISCORD_BOT_TOKEN: options.discord.token, DISCORD_API_URL: `${discord.url}${new URL(options.discord.apiUrl).pathname}` } : {}),
       ...options.env,
     };
-    cluster.instances.push({ id, process: startPincer(env), llm, ...(telegram ? { telegram } : {}), ...(slack ? { slack } : {}) });
+    cluster.instances.push({ id, env, process: startPincer(env), llm, ...(telegram ? { telegram } : {}), ...(slack ? { slack } : {}), ...(discord ? { discord } : {}) });
   }
   return cluster;
 }
@@ -385,6 +417,26 @@ export function slackChat(cluster: Cluster, fake: FakeSlack, thread: number, use
         .filter((message) => !mention || (root !== undefined && message.thread_ts === root))
         .map((message) => readableText(messageText(message))),
     answerer: () => cluster.slackAnswerer(channel, mention ? (root ?? '') : undefined),
+  };
+}
+
+/** A Discord DM with `user`; the gateway dispatches a message at once (there is no acknowledgement to wait for). */
+export function discordChat(cluster: Cluster, fake: FakeDiscord, thread: number, user: DiscordUser): ClusterChat {
+  const dm = fake.dmChannel(user);
+  return {
+    thread,
+    label: `discord DM ${dm.id}`,
+    logKey: () => dm.id,
+    send(text) {
+      fake.userMessage({ channelId: dm.id, author: user, content: text });
+      return Promise.resolve();
+    },
+    replies: () =>
+      fake
+        .messagesIn(dm.id)
+        .filter((message) => message.authorId === fake.bot.id && !message.deleted)
+        .map((message) => message.content),
+    answerer: () => cluster.discordAnswerer(dm.id),
   };
 }
 
