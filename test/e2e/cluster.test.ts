@@ -2,8 +2,9 @@
  * Three instances of the built product on one Redis store answer as one bot
  * (SPEC section 15), on the Telegram fake (one elected poller) and the Slack
  * fake in Socket Mode (a connection per instance, events spread over them):
- * - 1,000 messages over 100 threads with an instance SIGKILLed mid-run: every
- *   message answered once, and each chat's answers in the order it wrote;
+ * - 1,000 messages over 100 threads with instances SIGKILLed at three moments of
+ *   the run (and started again): every message answered, each chat's answers in
+ *   the order it wrote, none twice but where docs/deployment.md allows it;
  * - an approval pressed after the instance that showed it died: the tool runs
  *   once and its answer arrives once;
  * - a policy change made on one instance holds for every instance's next
@@ -139,7 +140,7 @@ function offersFetch(exchange: Exchange): boolean {
 }
 
 describe.skipIf(!REDIS)(`three instances on one Redis store${SKIPPED}`, () => {
-  it('1,000 messages over 100 threads, an instance SIGKILLed mid-run: each answered once, each chat in order', async () => {
+  it('1,000 messages over 100 threads, instances SIGKILLed at three moments: none lost, each chat in order, none answered twice', async () => {
     const { bot, tg, sl } = await startBot(echoResponder(MODEL_LATENCY_MS));
     const chats: ClusterChat[] = [
       ...Array.from({ length: TELEGRAM_CHATS }, (_, i) => telegramChat(bot, tg, i, telegramUser(i))),
@@ -147,33 +148,71 @@ describe.skipIf(!REDIS)(`three instances on one Redis store${SKIPPED}`, () => {
       ...Array.from({ length: 10 }, (_, i) => slackChat(bot, sl, 90 + i, slackUser(90 + i), TEAM_CHANNEL, true)),
     ];
     const sent = new Map<number, string[]>();
-    let victim = 'b';
-    // The elected Telegram poller is the worst one to lose: every Telegram thread waits for the next election.
-    const killing = sleep(2_500).then(async () => {
-      victim = bot.poller() ?? 'b';
-      await bot.kill9(victim);
-    });
+    const report = () => answerReport(chats, sent);
+    /**
+     * Three kills at moments of the run, not of the clock, each followed by a restart of the
+     * instance killed, so that three instances serve the rest: the elected Telegram poller once
+     * 15% of the messages are answered (every Telegram thread waits for the next election); the
+     * instance that asked the model last once 45% are (a turn in flight); the one that posted to
+     * Slack last once 75% are (a delivery in flight).
+     */
+    const moments: { at: number; who: string; victim: () => string | undefined }[] = [
+      { at: 150, who: 'the Telegram poller', victim: () => bot.poller() },
+      { at: 450, who: 'the instance that asked the model last', victim: () => modelRequests(bot).at(-1)?.instance },
+      { at: 750, who: 'the instance that posted to Slack last', victim: () => bot.exchanges('slack').filter((exchange) => /chat\.(postMessage|update)$/.test(exchange.path)).at(-1)?.instance },
+    ];
+    const kills: string[] = [];
+    /** What the killed processes printed (their successors' log lines are read there too). */
+    const killedOutput: string[] = [];
+    const killing = (async () => {
+      for (const moment of moments) {
+        await waitUntil(() => report().answered >= moment.at, 120_000, () => `${moment.at} answers before killing ${moment.who}; ${report().text}`);
+        const victim = moment.victim() ?? 'b';
+        await bot.kill9(victim);
+        kills.push(`${victim} (${moment.who}, at ${report().answered} answers)`);
+        killedOutput.push(bot.get(victim).process.output());
+        bot.restart(victim);
+      }
+    })();
     const resent = () => sl.socketDeliveries.filter((delivery) => delivery.retryAttempt > 0).length;
+    const notFound = () =>
+      [...killedOutput, ...bot.instances.map((instance) => instance.process.output())].reduce(
+        (count, output) => count + output.split('\n').filter((line) => line.includes('a part that may have gone out was not found')).length,
+        0,
+      );
     const context = () => {
-      const report = answerReport(chats, sent);
+      const now = report();
       const redelivered = threadsResumedInDelivery(bot).length;
-      return `instance ${victim} was SIGKILLed 2.5 s into the run; Slack sent ${resent()} envelopes again; ${redelivered} threads were resumed while delivering\n${report.text}\n${bot.describe(report.troubled.slice(0, 4))}`;
+      return `SIGKILLed: ${kills.join('; ') || 'none yet'}; Slack sent ${resent()} envelopes again; ${redelivered} threads were resumed while delivering; a Telegram part not found by a successor ${notFound()} times\n${now.text}\n${bot.describe(now.troubled.slice(0, 4))}`;
     };
     await explained(Promise.all([writeAll(chats, 10, 5_000, sent), killing]), context);
-
-    const report = () => answerReport(chats, sent);
     await waitUntil(() => report().missing.length === 0, 90_000, () => `every message to be answered\n${context()}`);
-    // An answer given twice may come late (a turn redone after the lease moved).
-    await sleep(3_000);
+
+    // A late second answer (a turn redone after its lease moved) would come before an answer to a
+    // message sent after it in the same chat, whose answers keep its order: one more message per
+    // chat, and once each is answered, nothing earlier can still arrive.
+    await bot.waitRunning(30_000);
+    await Promise.all(
+      chats.map(async (chat) => {
+        const marker = `t${chat.thread}-m${(sent.get(chat.thread)?.length ?? 0) + 1}`;
+        sent.set(chat.thread, [...(sent.get(chat.thread) ?? []), marker]);
+        await chat.send(marker);
+      }),
+    );
+    await waitUntil(() => report().missing.length === 0, 90_000, () => `every marker to be answered\n${context()}`);
     const final = report();
-    expect(final.sent, context()).toBe(1_000);
+    expect(kills, context()).toHaveLength(3);
+    expect(final.sent, context()).toBe(1_100);
     expect(final.missing, context()).toEqual([]);
     expect(final.disordered, context()).toEqual([]);
-    // No answer shows twice on any platform, including a part the killed instance's platform
-    // accepted just before the kill: the successor finds it (Slack's metadata, Discord's nonce,
-    // Telegram's record of posts, channels/telegram/sent-trail.ts) and does not post it again.
-    expect(final.duplicated, context()).toEqual([]);
-  }, 180_000);
+    // What docs/deployment.md allows: an answer shown twice only on Telegram, and only where a
+    // successor looked for a part the killed instance may have posted and did not find it (then
+    // it posts it again rather than lose it). Slack's metadata and the record of Telegram's posts
+    // otherwise let a successor find what the killed instance posted.
+    const telegramTwice = final.duplicated.filter((entry) => Number(/^t(\d+)-/.exec(entry)?.[1]) < TELEGRAM_CHATS);
+    expect(final.duplicated.filter((entry) => !telegramTwice.includes(entry)), context()).toEqual([]);
+    expect(telegramTwice.length, context()).toBeLessThanOrEqual(notFound());
+  }, 240_000);
 
   it('an approval pressed after the instance that showed it was SIGKILLed: the tool runs once, the answer arrives once', async () => {
     let hits = 0;
@@ -206,7 +245,10 @@ describe.skipIf(!REDIS)(`three instances on one Redis store${SKIPPED}`, () => {
 
     const answers = () => dmMessages(tg).filter((message) => message.plainText.includes('Tool said:'));
     await waitUntil(() => answers().length > 0, 60_000, () => `the answer after the approval (instance ${shower} showed the prompt and was SIGKILLed); ${shown()}`);
-    await sleep(2_000);
+    // The thread's next turn begins only after this one ended on every instance: its prompt is the
+    // marker after which no second fetch or second answer of the first turn can still come.
+    say(tg, 'and once more');
+    await waitUntil(() => dmMessages(tg).some((message) => message.messageId !== prompt.messageId && buttonsOf(message).length > 0), 30_000, () => `the next turn's prompt; ${shown()}`);
     expect(hits, `instance ${shower} showed the prompt and was SIGKILLed; ${shown()}`).toBe(1);
     expect(answers(), shown()).toHaveLength(1);
     expect(answers()[0]!.plainText).toBe(`Tool said: ${PAGE}`);
