@@ -135,8 +135,14 @@ describe('a crash or a shutdown mid-work', () => {
     await running(second);
     await waitForText(fake, DM.id, /Tool said: Interrupted/, second);
     expect(texts(fake, DM.id).filter((text) => /picking up where I left off/.test(text))).toHaveLength(1);
-    // Give a re-run every chance to show up before checking it did not happen.
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The next turn's prompt is the marker: the thread's turns run one after another, so a re-run
+    // of the interrupted fetch would have come before it.
+    say(fake, 'and the slow page again?');
+    await waitUntil(
+      () => dmMessages(fake).some((message) => message.messageId !== prompt.messageId && buttonsOf(message).length > 0),
+      15_000,
+      () => `the next turn's prompt; the DM shows ${JSON.stringify(texts(fake, DM.id))}\n${second.output()}`,
+    );
     expect(hits).toBe(1);
   }, 90_000);
 
