@@ -198,6 +198,36 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
     });
   });
 
+  describe(`scenarios on ${driver.name}: attachments`, () => {
+    const files = [driver.sendFile ? undefined : 'the channel takes no files'];
+    const notes = { name: 'notes.md', mimeType: 'text/markdown', bytes: Buffer.from('# Notes\nThe word is pelican.\n') };
+
+    itNeeds(files, 'saves a text file in the workspace, tells the model where, and files_read reads it', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendFile!(dm, alice, 'read attachments/notes.md', notes);
+      await waitForMessage(h, dm, /pelican/);
+      expect(modelSaw('[attached: notes.md (document, text/markdown, 29 bytes), saved in the workspace as attachments/notes.md; read it with files_read]')).toBe(true);
+    });
+
+    itNeeds(files, 'refuses a file over the limit with a clear answer, and still answers the text', async () => {
+      await start({ attachments: { maxBytes: 1024 } });
+      const dm = h.driver.dm(alice);
+      await h.driver.sendFile!(dm, alice, 'hello with a big file', { name: 'big.txt', mimeType: 'text/plain', bytes: Buffer.alloc(4096, 'a') });
+      await waitForMessage(h, dm, 'I could not take the attached file: big.txt is 4 KB, over the limit of 1 KB per file.');
+      await waitForMessage(h, dm, 'echo: hello with a big file');
+      expect(modelSaw('[attached: big.txt, not received: it is 4 KB, over the limit of 1 KB per file. The person has been told.]')).toBe(true);
+    });
+
+    itNeeds(files, 'refuses a file whose bytes are not what its type says', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendFile!(dm, alice, 'look at my cat', { name: 'cat.png', mimeType: 'image/png', bytes: Buffer.from('not a picture at all') });
+      await waitForMessage(h, dm, /could not take the attached file: cat\.png does not hold what it claims to be/);
+      await waitForMessage(h, dm, 'echo: look at my cat');
+    });
+  });
+
   describe(`scenarios on ${driver.name}: approvals and policy`, () => {
     it('approve runs the tool once and resumes the turn', async () => {
       await start();
