@@ -12,6 +12,12 @@ import type { FetchLimits } from './types.js';
 export interface DownloadOptions extends FetchLimits {
   /** Sent to the first URL's origin only: a redirect to another origin goes without them. */
   credentials?: Record<string, string>;
+  /**
+   * A web page instead of the file is a refusal in disguise (Slack answers its
+   * sign-in page, status 200, to a token without `files:read`): the download
+   * fails with this message.
+   */
+  htmlMeans?: string;
 }
 
 /** Redirects followed before the download is given up. */
@@ -26,6 +32,10 @@ export async function downloadBytes(url: string, options: DownloadOptions): Prom
   try {
     const response = await fetchFollowing(url, options);
     if (!response.ok) throw new AttachmentFetchError('failed', `the file server answered ${response.status}`);
+    if (options.htmlMeans && /^text\/html\b/i.test(response.headers.get('content-type') ?? '')) {
+      await response.body?.cancel();
+      throw new AttachmentFetchError('failed', options.htmlMeans);
+    }
     const declared = Number(response.headers.get('content-length') ?? Number.NaN);
     if (declared > options.maxBytes) throw tooBig(options.maxBytes);
     return await readCapped(response, options.maxBytes);

@@ -143,7 +143,11 @@ export class SlackChannel implements Channel {
    */
   async fetchAttachment(attachment: AttachmentMeta, limits: FetchLimits): Promise<Uint8Array> {
     if (!attachment.url) throw new AttachmentFetchError('failed', 'the message names no file to download');
-    return downloadBytes(attachment.url, { ...limits, credentials: { authorization: `Bearer ${this.config.botToken ?? ''}` } });
+    return downloadBytes(attachment.url, {
+      ...limits,
+      credentials: { authorization: `Bearer ${this.config.botToken ?? ''}` },
+      htmlMeans: 'Slack answered its sign-in page instead of the file (does the app have the files:read scope?)',
+    });
   }
 
   health(): ChannelHealth {

@@ -12,6 +12,9 @@
  * each extending tail, the newline that closes a message, and each block in
  * one write, and a custom stream sees each write as it happens.
  */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { ACTION_VIEWS } from '../../../src/channels/approval-payload.js';
 import { TerminalChannel } from '../../../src/channels/terminal/adapter.js';
@@ -153,6 +156,13 @@ export function createTerminalDriver(): ScenarioDriver {
     sendMessage: async (chat, _user, text) => {
       local(chat);
       type(text);
+    },
+    sendFile: async (chat, _user, text, file) => {
+      local(chat);
+      // The file is on this machine: written to a folder of its own, then attached by path.
+      const path = join(mkdtempSync(join(tmpdir(), 'pincer-attach-')), file.name);
+      writeFileSync(path, file.bytes);
+      type(`/attach "${path}" ${text}`);
     },
     sendCommand: async (chat, _user, name, args = '') => {
       local(chat);
