@@ -36,18 +36,21 @@ export class FileStore {
   /** file_paths downloaded, in order. */
   readonly downloads: string[] = [];
 
+  private next: { failure?: DownloadFailure; size?: number } = {};
+
+  /** The next file sent is reported at `size` bytes, or its download fails as `failure`. */
+  prepareNext(next: { failure?: DownloadFailure; size?: number }): void {
+    this.next = next;
+  }
+
   /** Keeps `file` and describes it as a message's `document`. */
   add(file: FileInput): Document {
     const fileId = `BQAC${randomBytes(12).toString('hex')}`;
-    const size = file.size ?? file.bytes.length;
-    this.files.set(fileId, { path: `documents/file_${this.files.size}${extensionOf(file.name)}`, bytes: file.bytes, size });
+    const { failure, size: nextSize } = this.next;
+    this.next = {};
+    const size = nextSize ?? file.size ?? file.bytes.length;
+    this.files.set(fileId, { path: `documents/file_${this.files.size}${extensionOf(file.name)}`, bytes: file.bytes, size, ...(failure ? { failure } : {}) });
     return { file_id: fileId, file_unique_id: fileId.slice(-8), file_name: file.name, file_size: size, ...(file.mimeType ? { mime_type: file.mimeType } : {}) };
-  }
-
-  /** Makes the download of `fileId` fail. */
-  failDownload(fileId: string, failure: DownloadFailure): void {
-    const file = this.files.get(fileId);
-    if (file) file.failure = failure;
   }
 
   /** getFile's answer. */
@@ -63,7 +66,8 @@ export class FileStore {
     const file = [...this.files.values()].find((candidate) => candidate.path === path);
     if (!file) return void res.writeHead(404).end('Not Found');
     this.downloads.push(path);
-    if (file.failure === 'hang') return;
+    // Headers out, then nothing: a download that stalls midway.
+    if (file.failure === 'hang') return void res.writeHead(200, { 'content-length': String(file.bytes.length) }).flushHeaders();
     if (file.failure === 'status-500') return void res.writeHead(500).end('Internal Server Error');
     res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(file.bytes.length) }).end(file.bytes);
   }
