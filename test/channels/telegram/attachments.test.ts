@@ -5,7 +5,7 @@
  * that fails, stalls or is over Telegram's 20 MB gets an answer while the
  * text of the message is still answered.
  */
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -60,6 +60,19 @@ describe('telegram attachments', () => {
     expect(filesUnder(harness.config.dataDir).some((text) => text.includes(token))).toBe(false);
     // The stored reference is the file_id: a restart fetches the file by it.
     expect(filesUnder(harness.config.dataDir).some((text) => text.includes('BQAC'))).toBe(true);
+  });
+
+  it('after a restart on a disk without the file, the next turn fetches it again by its stored reference', async () => {
+    const harness = await start();
+    const dm = harness.driver.dm(alice);
+    await harness.driver.sendFile!(dm, alice, 'keep this', notes);
+    await waitForMessage(harness, dm, 'echo: keep this');
+    const downloads = driver.fake.files.downloads.length;
+    rmSync(join(harness.config.dataDir, 'workspace'), { recursive: true, force: true });
+    await harness.restart();
+    await harness.driver.sendMessage(dm, alice, 'read attachments/notes.md');
+    await waitForMessage(harness, dm, /pelican/);
+    expect(driver.fake.files.downloads).toHaveLength(downloads + 1);
   });
 
   it('a download that fails is answered, with the reason, and the text of the message still is', async () => {
