@@ -210,6 +210,15 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       expect(modelSaw('[attached: notes.md (document, text/markdown, 29 bytes), saved in the workspace as attachments/notes.md; read it with files_read]')).toBe(true);
     });
 
+    itNeeds([...files, ...groups], "in a group, the file goes to the group's workspace, where the next turn reads it", async () => {
+      await start();
+      const group = h.driver.group();
+      await h.driver.sendFile!(group, alice, 'keep these notes', notes);
+      await waitForMessage(h, group, 'echo: keep these notes');
+      await h.driver.sendMessage(group, bob, 'read attachments/notes.md', { mention: true });
+      await waitForMessage(h, group, /pelican/);
+    });
+
     itNeeds(files, 'refuses a file over the limit with a clear answer, and still answers the text', async () => {
       await start({ attachments: { maxBytes: 1024 } });
       const dm = h.driver.dm(alice);
