@@ -6,7 +6,8 @@
 import type { ChatKind, InboundMessage } from '../channels/types.js';
 import type { ChatMessage } from '../llm/types.js';
 import type { GroupLine, ThreadRecord } from '../engine/history.js';
-import { modelLine, unopenedLine, type ReceivedAttachment } from './attachments/describe.js';
+import type { ReceivedAttachment } from '../engine/attachments/received.js';
+import { modelLine, unopenedLine } from './attachments/describe.js';
 import { NO_FILES, type TurnFiles } from './attachments/turn-files.js';
 
 /** A sender's display name made safe to put in brackets. */

@@ -8,8 +8,6 @@ import { isArchiveType } from '../../engine/attachments/sniff.js';
 import { shownName, sizeText, type ReceivedAttachment } from '../../engine/attachments/received.js';
 import type { SavedAttachment } from '../../engine/thread-record.js';
 
-export { sizeText, shownName, type ReceivedAttachment, type RefusalReason } from '../../engine/attachments/received.js';
-
 /** The line the model reads for one file. */
 export function modelLine(received: ReceivedAttachment): string {
   if (received.status === 'refused') return `[attached: ${received.name}, not received: it ${received.why}. The person has been told.]`;

@@ -7,7 +7,8 @@ import type { ChatInfo, InboundMessage } from '../../channels/types.js';
 import { inboxId } from '../../engine/inbox.js';
 import type { AgentServices } from '../../engine/services.js';
 import { SAVED_ATTACHMENTS_KEPT, type SavedAttachment, type ThreadRecord } from '../../engine/thread-record.js';
-import { refusalNotice, type ReceivedAttachment } from './describe.js';
+import type { ReceivedAttachment } from '../../engine/attachments/received.js';
+import { refusalNotice } from './describe.js';
 
 /** What became of the files of a turn's messages. */
 export interface TurnFiles {
