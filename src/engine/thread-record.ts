@@ -73,6 +73,8 @@ export const SavedAttachmentSchema = z.object({
   sizeBytes: z.number(),
   /** SHA-256 of the bytes, hex: the same file fetched again is recognised. */
   sha256: z.string(),
+  /** For a PDF with a text layer: where its text was saved (`attachments/report.pdf.txt`). */
+  textPath: z.string().optional(),
 });
 /** A file received in the thread and saved in its workspace. */
 export type SavedAttachment = z.infer<typeof SavedAttachmentSchema>;

@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REPEATED_FAILURE_NOTICE, roundsExhaustedMessage } from '../../src/engine/guards/notices.js';
 import { NOT_AVAILABLE } from '../../src/channels/access.js';
 import { STALE_BUTTON } from '../../src/channels/types.js';
+import { minimalPdf } from '../support/pdf.js';
 import { NO_SUCH_TOOL_ANSWER } from './brain.js';
 import type { ScenarioChat, ScenarioDriver, ScenarioUser } from './driver.js';
 import { startHarness, waitFor, waitForApproval, waitForMessage, waitForResolved, type Harness, type HarnessOptions } from './harness.js';
@@ -217,6 +218,15 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await waitForMessage(h, group, 'echo: keep these notes');
       await h.driver.sendMessage(group, bob, 'read attachments/notes.md', { mention: true });
       await waitForMessage(h, group, /pelican/);
+    });
+
+    itNeeds(files, "saves a PDF's text beside it, which files_read reads", async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      const report = { name: 'report.pdf', mimeType: 'application/pdf', bytes: minimalPdf(['The word is pelican.']) };
+      await h.driver.sendFile!(dm, alice, 'read attachments/report.pdf.txt', report);
+      await waitForMessage(h, dm, /pelican/);
+      expect(modelSaw('saved in the workspace as attachments/report.pdf; its text is in attachments/report.pdf.txt: read that with files_read]')).toBe(true);
     });
 
     itNeeds(files, 'refuses a file over the limit with a clear answer, and still answers the text', async () => {

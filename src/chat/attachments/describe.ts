@@ -22,7 +22,8 @@ function whatNow(saved: SavedAttachment): string {
   if (saved.kind === 'image') return 'you cannot see images yet: say so if asked about it';
   if (saved.kind === 'audio') return 'you cannot hear audio yet: say so if asked about it';
   if (saved.kind === 'video') return 'you cannot watch videos yet: say so if asked about it';
-  if (saved.mimeType === 'application/pdf') return 'you cannot read PDFs yet: say so if asked about its contents';
+  if (saved.mimeType === 'application/pdf' && saved.textPath) return `its text is in ${saved.textPath}: read that with files_read`;
+  if (saved.mimeType === 'application/pdf') return 'it has no text to read (a scan?), and you cannot see its pages yet: say so if asked about its contents';
   if (isArchiveType(saved.mimeType)) return 'archives are kept as they are, never unpacked';
   return 'you cannot open this type of file yet';
 }

@@ -17,6 +17,7 @@ import { workspaceDirOf } from '../../tools/builtin/index.js';
 import { workspaceFolder } from '../../tools/builtin/lib/workspaces.js';
 import type { DailyBytes } from './daily-bytes.js';
 import { shownName, sizeText, type ReceivedAttachment, type RefusalReason } from './received.js';
+import { pdfText } from './pdf-text.js';
 import { holds, safeFileName, saveInWorkspace, sha256Of } from './save.js';
 import { sniffType } from './sniff.js';
 
@@ -71,6 +72,7 @@ export class AttachmentIntake {
         const bytes = await this.fetch(chat, entry.source, entry.sizeBytes);
         if (sha256Of(bytes) !== entry.sha256) throw new Error('the file fetched again differs from the one received');
         entry.path = await saveInWorkspace(workspace, basename(entry.path), bytes);
+        if (entry.textPath) await this.saveText(workspace, entry, bytes);
         this.deps.log.info({ channel: chat.channel, path: entry.path }, 'attachment fetched again');
       } catch (error) {
         this.deps.log.warn({ channel: chat.channel, path: entry.path, reason: reasonOf(error) }, 'could not fetch an attachment again');
@@ -117,11 +119,19 @@ export class AttachmentIntake {
         sizeBytes: bytes.byteLength,
         sha256: sha256Of(bytes),
       };
+      if (type.mimeType === 'application/pdf') await this.saveText(arrival.workspace, saved, bytes);
       return { status: 'saved', saved };
     } catch (error) {
       this.deps.log.error({ err: error, channel: arrival.chat.channel }, 'could not save an attachment');
       return refuse('failed', 'could not be saved');
     }
+  }
+
+  /** Saves the text of a PDF beside it, for `files_read`; a PDF without text keeps none. */
+  private async saveText(workspace: string, saved: SavedAttachment, bytes: Uint8Array): Promise<void> {
+    const text = await pdfText(bytes);
+    if (text === undefined) return;
+    saved.textPath = await saveInWorkspace(workspace, `${basename(saved.path)}.txt`, Buffer.from(text, 'utf8'));
   }
 
   private fetchRefusal(error: unknown, cap: number, arrival: Arrival, refuse: (reason: RefusalReason, why: string) => ReceivedAttachment): ReceivedAttachment {
