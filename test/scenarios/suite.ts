@@ -238,6 +238,16 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       expect(modelSaw('[attached: big.txt, not received: it is 4 KB, over the limit of 1 KB per file. The person has been told.]')).toBe(true);
     });
 
+    itNeeds(files, "past a person's daily budget of files, the next file is refused and the text answered", async () => {
+      await start({ attachments: { maxBytesPerUserPerDay: 40 } });
+      const dm = h.driver.dm(alice);
+      await h.driver.sendFile!(dm, alice, 'first file', notes);
+      await waitForMessage(h, dm, 'echo: first file');
+      await h.driver.sendFile!(dm, alice, 'second file', notes);
+      await waitForMessage(h, dm, "notes.md would take you past today's limit of 40 bytes of files.");
+      await waitForMessage(h, dm, 'echo: second file');
+    });
+
     itNeeds(files, 'refuses a file whose bytes are not what its type says', async () => {
       await start();
       const dm = h.driver.dm(alice);
