@@ -3,12 +3,12 @@
  * the same line, or with the next message typed; quoted paths may hold
  * spaces; a missing file is said at once and nothing is sent.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pathToFileURL } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { parseAttachArgs, readLocalAttachment } from '../../../src/channels/terminal/attach.js';
 import { TerminalChannel } from '../../../src/channels/terminal/adapter.js';
 import type { InboundEvent, InboundMessage } from '../../../src/channels/types.js';
@@ -17,6 +17,8 @@ import { silentLogger } from '../../../src/log.js';
 const folder = mkdtempSync(join(tmpdir(), 'pincer-attach-test-'));
 const notes = join(folder, 'my notes.md');
 writeFileSync(notes, '# Notes\nThe word is pelican.\n');
+
+afterAll(() => rmSync(folder, { recursive: true, force: true }));
 
 const channels: TerminalChannel[] = [];
 afterEach(async () => {
