@@ -12,6 +12,8 @@ import { localDeployment } from './deployment/local.js';
 import type { Deployment } from './deployment/types.js';
 import { ApprovalBook } from './engine/approval-book.js';
 import { bookingTtlMs } from './engine/budget.js';
+import { DailyBytes } from './engine/attachments/daily-bytes.js';
+import { AttachmentIntake } from './engine/attachments/intake.js';
 import { DeliveryLog } from './engine/deliveries.js';
 import { AgentEvents } from './engine/events.js';
 import type { Feature } from './engine/feature.js';
@@ -190,6 +192,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     budget: deployment.costBudget(usage, config.agent.dailyCostLimitUsd, bookingTtlMs(config.llm)),
     outbox,
     journal: new TurnJournal(store, log),
+    attachments: new AttachmentIntake({
+      config,
+      channelOf: (name) => channelMap.get(name),
+      // Counted in the store, so that every instance books against the same day.
+      daily: new DailyBytes(store.namespace('attachment-bytes', z.number()), config.attachments.maxBytesPerUserPerDay),
+      log: log.child({ part: 'attachments' }),
+    }),
     events,
   };
   made.services = services;

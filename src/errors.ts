@@ -64,6 +64,25 @@ export class ChannelError extends Error {
   }
 }
 
+/** Why an attachment could not be fetched. */
+export type AttachmentFetchFailure = 'too-big' | 'timeout' | 'failed';
+
+/**
+ * A channel could not download an attachment. The message is safe to log and
+ * show: it never holds the URL used (Telegram's carries the bot token).
+ */
+export class AttachmentFetchError extends Error {
+  override readonly name = 'AttachmentFetchError';
+  constructor(
+    readonly reason: AttachmentFetchFailure,
+    message: string,
+    /** For `too-big`: the limit the file passed, in bytes. */
+    readonly limitBytes?: number,
+  ) {
+    super(message);
+  }
+}
+
 /** The store could not be opened (unreachable, refused, or too slow to answer). `url` has no password. */
 export class StoreError extends Error {
   override readonly name = 'StoreError';

@@ -4,6 +4,7 @@
  * libraries never leak past an adapter.
  */
 import type { ChatKind } from '../chat-kind.js';
+import type { AttachmentKind } from './attachment-kind.js';
 import type { Logger } from '../log.js';
 import type { CommandSpec } from './command-grammar.js';
 import type { Election } from './election.js';
@@ -11,6 +12,8 @@ import type { Election } from './election.js';
 export type { ChatKind } from '../chat-kind.js';
 /** The election port adapters campaign through for a duty only one instance may hold: see `election.ts`. */
 export type { Election, Leadership } from './election.js';
+/** The kind of a file from its type or name, one rule for the adapters and the agent: see `attachment-kind.ts`. */
+export { attachmentKindOf, type AttachmentKind } from './attachment-kind.js';
 /** Commands are defined by the grammar: see `command-grammar.ts`. */
 export type { CommandSpec } from './command-grammar.js';
 
@@ -45,12 +48,33 @@ export interface Sender {
   isBot?: boolean;
 }
 
-/** Metadata of a file attached to a message (contents are not downloaded). */
+/**
+ * A file attached to a message, as the platform describes it. Only metadata
+ * and a reference: the contents are fetched later, when the turn that reads
+ * the message runs (`Channel.fetchAttachment`). Nothing here carries a
+ * credential: Telegram's download URL holds the bot token, so only its
+ * `file_id` is kept and the URL is made at download time.
+ */
 export interface AttachmentMeta {
+  kind: AttachmentKind;
+  /** The file name the sender gave, or one made up (`photo.jpg`). Untrusted text. */
   name: string;
+  /** The type the platform declares (not trusted: the bytes are sniffed). */
   mimeType?: string;
+  /** The size the platform declares. */
   sizeBytes?: number;
+  /** The platform's id of the file: Telegram `file_id`, Slack file id, Discord attachment id. */
+  fileId?: string;
+  /** Where the file is fetched from, when the platform gives a URL without credentials in it (Discord, Slack `url_private`, a terminal's local file URL). */
   url?: string;
+}
+
+/** How much a fetch may bring and how long it may take. */
+export interface FetchLimits {
+  /** More bytes than this fails the fetch with `AttachmentFetchError` reason `too-big`. */
+  maxBytes: number;
+  /** Aborted: the fetch fails with reason `timeout`. */
+  signal: AbortSignal;
 }
 
 interface InboundBase {
@@ -327,6 +351,12 @@ export interface Channel {
    * ends it. A channel without it admits everyone it once admitted.
    */
   admits?(chat: ChatInfo, userId: string): Promise<boolean>;
+  /**
+   * Downloads an attachment of a message this channel delivered. Throws
+   * `AttachmentFetchError` (too big, timed out, failed), whose message never
+   * holds the URL it used. A channel without it cannot fetch files.
+   */
+  fetchAttachment?(attachment: AttachmentMeta, limits: FetchLimits): Promise<Uint8Array>;
 }
 
 /** The thread key of a chat: `channel:chat[:sub]`. */

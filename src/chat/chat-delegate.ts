@@ -21,6 +21,7 @@ import { filesWrittenThisTurn } from '../engine/guards/turn-writes.js';
 import type { ThreadRecord } from '../engine/history.js';
 import { inboxId } from '../engine/inbox.js';
 import { userMessagesFor } from './inbound-format.js';
+import { receiveTurnFiles, rememberFiles } from './attachments/turn-files.js';
 import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from '../engine/loop.js';
 import type { TurnPresenter } from './presenter.js';
 import type { FinalizedReply } from '../engine/reasoning.js';
@@ -104,16 +105,18 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     return this.turn.abort.signal.aborted;
   }
 
-  checkSignals(): LoopSignal {
+  async checkSignals(): Promise<LoopSignal> {
     if (this.isStopped()) return { type: 'stop' };
     if (!this.turn.inject.length) return { type: 'continue' };
     const arrived = this.turn.inject.splice(0);
+    const files = await receiveTurnFiles(this.services, this.turn.chat, arrived);
+    rememberFiles(this.turn.record, files.saved);
     this.turn.consumed.push(...arrived.map(inboxId));
     const last = arrived[arrived.length - 1]!;
     this.turn.speaker = last.sender;
     this.turn.answering = last.messageId;
     if (this.turn.chat.kind === 'group') this.turn.replyTo = last.messageId;
-    return { type: 'inject', messages: userMessagesFor(arrived, this.turn.chat.kind, []) };
+    return { type: 'inject', messages: userMessagesFor(arrived, this.turn.chat.kind, [], files) };
   }
 
   async beforeLlmCall(ctx: LoopContext, iteration: number): Promise<LoopOutcome<PendingApproval> | undefined> {

@@ -6,6 +6,9 @@
 import type { ChatKind, InboundMessage } from '../channels/types.js';
 import type { ChatMessage } from '../llm/types.js';
 import type { GroupLine, ThreadRecord } from '../engine/history.js';
+import type { ReceivedAttachment } from '../engine/attachments/received.js';
+import { modelLine, unopenedLine } from './attachments/describe.js';
+import { NO_FILES, type TurnFiles } from './attachments/turn-files.js';
 
 /** A sender's display name made safe to put in brackets. */
 function nameTag(name: string): string {
@@ -17,8 +20,12 @@ export function attribute(name: string, text: string): string {
   return `[${nameTag(name)}] ${text}`;
 }
 
-/** The user message(s) for inbound messages of one turn. */
-export function userMessagesFor(messages: readonly InboundMessage[], kind: ChatKind, context: readonly GroupLine[]): ChatMessage[] {
+/**
+ * The user message(s) for inbound messages of one turn. Each file attached is
+ * one line after the text: what became of it (`files`), or that it was not
+ * opened.
+ */
+export function userMessagesFor(messages: readonly InboundMessage[], kind: ChatKind, context: readonly GroupLine[], files: TurnFiles = NO_FILES): ChatMessage[] {
   const result: ChatMessage[] = [];
   if (kind === 'group' && context.length) {
     const lines = context.map((line) => attribute(line.sender, line.text));
@@ -27,7 +34,7 @@ export function userMessagesFor(messages: readonly InboundMessage[], kind: ChatK
       content: `[Recent messages in this group, not addressed to you; context only]\n${lines.join('\n')}`,
     });
   }
-  for (const message of messages) result.push({ role: 'user', content: contentOf(message, kind) });
+  for (const message of messages) result.push({ role: 'user', content: contentOf(message, kind, files.byMessage.get(message)) });
   return result;
 }
 
@@ -42,10 +49,8 @@ export function keepAsGroupContext(record: Pick<ThreadRecord, 'groupContext'>, m
   if (record.groupContext.length > keep) record.groupContext.splice(0, record.groupContext.length - keep);
 }
 
-function contentOf(message: InboundMessage, kind: ChatKind): string {
-  const attachments = message.attachments.length
-    ? `\n[attached: ${message.attachments.map((a) => `${a.name}${a.mimeType ? ` (${a.mimeType})` : ''}`).join(', ')}]`
-    : '';
-  const text = `${message.text}${attachments}`;
+function contentOf(message: InboundMessage, kind: ChatKind, received: readonly ReceivedAttachment[] | undefined): string {
+  const lines = received ? received.map(modelLine) : message.attachments.map(unopenedLine);
+  const text = [message.text, ...lines].filter(Boolean).join('\n');
   return kind === 'group' ? attribute(message.sender.name, text) : text;
 }

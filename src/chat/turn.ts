@@ -16,6 +16,7 @@ import type { OpenTurn, ThreadRecord } from '../engine/history.js';
 import { loopStoppedMessage, roundsExhaustedMessage } from '../engine/guards/notices.js';
 import { inboxId } from '../engine/inbox.js';
 import { userMessagesFor } from './inbound-format.js';
+import { receiveTurnFiles, rememberFiles } from './attachments/turn-files.js';
 import { runAgenticLoop, type LoopContext, type LoopOutcome } from '../engine/loop.js';
 import type { AgentServices } from '../engine/services.js';
 import { answerOptions, interruptedResults, openTurn, RESTART_NOTICE, restartNoticeName, SHUTDOWN_NOTICE } from './turn-restart.js';
@@ -53,6 +54,8 @@ export class TurnEngine {
     if (turn.chat.kind === 'group') turn.replyTo = turn.answering;
     const open = openTurn(turn);
     const read = new Set(messages.map(inboxId));
+    // The files are fetched now, while the messages are still in the inbox: a crash meanwhile fetches them again.
+    const files = await receiveTurnFiles(this.services, turn.chat, messages, record);
     record.turn = open;
     // One write moves the messages from the inbox into the history and opens the
     // turn's journal, before the model is asked: a crash during the call then finds
@@ -62,7 +65,8 @@ export class TurnEngine {
       turn.chat,
       (current) => {
         // What the bot said meanwhile (a job's result, a reminder) comes before what the person says now.
-        current.messages.push(...takeSaid(current), ...userMessagesFor(messages, turn.chat.kind, current.groupContext));
+        current.messages.push(...takeSaid(current), ...userMessagesFor(messages, turn.chat.kind, current.groupContext, files));
+        rememberFiles(current, files.saved);
         current.inbox = current.inbox.filter((queued) => !read.has(queued.id));
         current.groupContext = [];
         current.turns += 1;
@@ -148,7 +152,7 @@ export class TurnEngine {
       }
       record.messages.push(toolResult(call, result.content));
     }
-    if (how.kind === 'superseded') record.messages.push(...userMessagesFor(how.messages, turn.chat.kind, []));
+    if (how.kind === 'superseded') await this.readSuperseding(turn, how.messages);
     await this.save(turn);
     await this.loop(turn);
   }
@@ -172,9 +176,16 @@ export class TurnEngine {
       return;
     }
     if (choice === 'redirect') record.messages.push({ role: 'user', content: LOOP_ANSWERS.redirect });
-    if (how.kind === 'superseded') record.messages.push(...userMessagesFor(how.messages, turn.chat.kind, []));
+    if (how.kind === 'superseded') await this.readSuperseding(turn, how.messages);
     await this.save(turn);
     await this.loop(turn);
+  }
+
+  /** Writes the messages that came instead of an answer into the history, their files received. */
+  private async readSuperseding(turn: TurnState, messages: InboundMessage[]): Promise<void> {
+    const files = await receiveTurnFiles(this.services, turn.chat, messages);
+    turn.record.messages.push(...userMessagesFor(messages, turn.chat.kind, [], files));
+    rememberFiles(turn.record, files.saved);
   }
 
   /** Writes results for an approval cancelled by /stop so the history stays well formed (a loop question has none to write). */

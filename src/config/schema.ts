@@ -116,6 +116,18 @@ export const RoutinesConfigSchema = z.strictObject({
   maxPerUser: z.number().int().min(1).max(10_000).default(20),
 });
 
+/** Files people attach to messages (SPEC section 17): downloaded when the turn runs, within these limits. */
+export const AttachmentsConfigSchema = z.strictObject({
+  /** The largest file taken, in bytes (Telegram lets bots download at most 20 MB whatever this says). */
+  maxBytes: z.number().int().min(1).default(20 * 1024 * 1024),
+  /** All the files of one message together, in bytes. */
+  maxBytesPerMessage: z.number().int().min(1).default(50 * 1024 * 1024),
+  /** What one person may send in a day (UTC), in bytes. */
+  maxBytesPerUserPerDay: z.number().int().min(1).default(200 * 1024 * 1024),
+  /** How long one file's download may take. */
+  downloadTimeoutMs: z.number().int().min(1_000).max(600_000).default(60_000),
+});
+
 /** The LLM endpoint (any OpenAI-compatible Chat Completions API). */
 export const LlmConfigSchema = z.strictObject({
   baseUrl: httpUrl().optional(),
@@ -301,6 +313,7 @@ export const ConfigSchema = z.strictObject({
   jobs: JobsConfigSchema.default(JobsConfigSchema.parse({})),
   routines: RoutinesConfigSchema.default(RoutinesConfigSchema.parse({})),
   mcp: McpConfigSchema.default(McpConfigSchema.parse({})),
+  attachments: AttachmentsConfigSchema.default(AttachmentsConfigSchema.parse({})),
   /** Health and metrics over HTTP (SPEC section 15); off unless a port is set. */
   http: z
     .strictObject({

@@ -17,6 +17,7 @@ import type { Outbox } from './outbox.js';
 import type { TurnJournal } from './turn-journal.js';
 import type { UsageLedger } from './usage.js';
 import type { CostBudget } from './budget.js';
+import type { AttachmentIntake } from './attachments/intake.js';
 
 /** Everything a turn or a command needs. */
 export interface AgentServices {
@@ -38,6 +39,8 @@ export interface AgentServices {
   outbox: Outbox;
   /** Threads with unfinished work, found again after a restart. */
   journal: TurnJournal;
+  /** Takes in the files attached to people's messages when their turn runs. */
+  attachments: AttachmentIntake;
   /** What happens, for metrics and progress displays to follow. */
   events: AgentEvents;
 }

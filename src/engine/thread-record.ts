@@ -45,6 +45,40 @@ export const GroupLineSchema = z.object({ sender: z.string(), text: z.string(), 
 /** A group message the bot was not addressed in, kept for context. */
 export type GroupLine = z.infer<typeof GroupLineSchema>;
 
+/** Zod schema of an attachment's metadata and platform reference (`AttachmentMeta`); records from before kinds read as `other`. */
+export const AttachmentMetaSchema = z.object({
+  kind: z.enum(['image', 'audio', 'document', 'video', 'other']).default('other'),
+  name: z.string(),
+  mimeType: z.string().optional(),
+  sizeBytes: z.number().optional(),
+  fileId: z.string().optional(),
+  url: z.string().optional(),
+});
+
+/**
+ * A file received in the thread and saved in its workspace: with the
+ * platform reference it came by, so that an instance that does not find it
+ * on its disk (another instance, a new disk) fetches it again.
+ */
+export const SavedAttachmentSchema = z.object({
+  /** How the platform described it, and where to fetch it. */
+  source: AttachmentMetaSchema,
+  /** Where it was saved, relative to the workspace: `attachments/notes.md`. */
+  path: z.string(),
+  /** Qualified id of the person who sent it. */
+  userId: z.string(),
+  /** The kind and type sniffed from the bytes. */
+  kind: z.enum(['image', 'audio', 'document', 'video', 'other']),
+  mimeType: z.string(),
+  sizeBytes: z.number(),
+  /** SHA-256 of the bytes, hex: the same file fetched again is recognised. */
+  sha256: z.string(),
+  /** For a PDF with a text layer: where its text was saved (`attachments/report.pdf.txt`). */
+  textPath: z.string().optional(),
+});
+/** A file received in the thread and saved in its workspace. */
+export type SavedAttachment = z.infer<typeof SavedAttachmentSchema>;
+
 /**
  * A person's message accepted by the thread and not yet in its history
  * (waiting for a turn slot, or for the running turn to read it). Kept in the
@@ -59,7 +93,7 @@ export const QueuedMessageSchema = z.object({
   receivedAt: z.number(),
   mentionsBot: z.boolean(),
   replyToBot: z.boolean(),
-  attachments: z.array(z.object({ name: z.string(), mimeType: z.string().optional(), sizeBytes: z.number().optional(), url: z.string().optional() })),
+  attachments: z.array(AttachmentMetaSchema),
 });
 /** A person's message accepted by the thread and not yet in its history. */
 export type QueuedMessage = z.infer<typeof QueuedMessageSchema>;
@@ -103,7 +137,12 @@ export const ThreadRecordSchema = z.object({
   said: z.array(z.string()).optional(),
   /** Names of the latest named messages written into the history (see delivery.ts), so that one sent again is written once. */
   delivered: z.array(z.string()).optional(),
+  /** The files received in the thread, newest last (the latest {@link SAVED_ATTACHMENTS_KEPT}). */
+  attachments: z.array(SavedAttachmentSchema).optional(),
 });
+
+/** How many received files a thread's record remembers. */
+export const SAVED_ATTACHMENTS_KEPT = 50;
 /** The stored state of one thread. */
 export type ThreadRecord = z.infer<typeof ThreadRecordSchema>;
 

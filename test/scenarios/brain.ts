@@ -8,7 +8,7 @@
  * - `long`: a 10,000-character answer of 20 paragraphs that reuse the same phrases; `table`: a 60-row table;
  * - `cycle`: calculator 1+1, then 2+2, then 1+1... (a cycle of two calls) until told to try another way;
  * - `nosuch`: calls a tool that does not exist, the same way, while tools are offered; then answers in text;
- * - `fail N`: the first N requests for it answer 500;
+ * - `fail N`: the first N requests for it answer 500; `read PATH`: calls files_read;
  * - anything else: `echo: <text>`; after tool results: `result: <results>`.
  */
 import type { FakeLlmEntry, FakeLlmRequest } from '../fakes/llm/server.js';
@@ -34,9 +34,10 @@ export class Brain {
   };
 
   private forText(raw: string, request: FakeLlmRequest): FakeLlmEntry {
-    const text = raw.replace(/^\[[^\]]*\]\s*/, '').trim();
+    // The lines describing attached files come after the text.
+    const text = raw.replace(/^\[[^\]]*\]\s*/, '').split('\n[attached:')[0]!.trim();
     const offered = new Set((request.tools ?? []).map((tool) => tool.function.name));
-    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle|nosuch|long|table|stream|bg|daily)\b\s*(.*)$/i.exec(text);
+    const command = /^(calc|note|danger|slow|hang|loop|batch|fail|cycle|nosuch|long|table|stream|bg|daily|read)\b\s*(.*)$/i.exec(text);
     if (!command) return textReply(`echo: ${text}`);
     const [, verb, rest] = command as unknown as [string, string, string];
     const call = (name: string, args: Record<string, unknown>) =>
@@ -60,6 +61,8 @@ export class Brain {
         return textReply(LONG_ANSWER);
       case 'table':
         return textReply(TABLE_ANSWER);
+      case 'read':
+        return call('files_read', { path: rest });
       case 'daily':
         return call('schedule', { message: rest || 'stand up', cron: '0 9 * * *' });
       case 'bg':

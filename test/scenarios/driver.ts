@@ -55,6 +55,13 @@ export interface ChannelSetup {
   access?: ScenarioAccess;
 }
 
+/** A file a scenario sends. */
+export interface ScenarioFile {
+  name: string;
+  mimeType: string;
+  bytes: Buffer;
+}
+
 /**
  * Drives one channel's fake platform server. `users[0]` is an owner of the bot
  * (listed in config owners) and an admin of the group; `users[1]` and `users[2]`
@@ -92,6 +99,12 @@ export interface ScenarioDriver {
   group(): ScenarioChat;
   /** A user writes in a chat; in groups `mention` addresses the bot, `replyToBot` replies to its last message. */
   sendMessage(chat: ScenarioChat, user: ScenarioUser, text: string, options?: { mention?: boolean; replyToBot?: boolean }): Promise<void>;
+  /**
+   * A user sends a file with a message the platform's way (a Telegram
+   * document with a caption, a Discord attachment, a Slack file share,
+   * `/attach PATH text` at the terminal). Absent: the channel takes no files.
+   */
+  sendFile?(chat: ScenarioChat, user: ScenarioUser, text: string, file: ScenarioFile): Promise<void>;
   /** A user runs a command the platform's way (text `/cmd`, slash command interaction, `/pincer cmd`). */
   sendCommand(chat: ScenarioChat, user: ScenarioUser, name: string, args?: string): Promise<void>;
   /** A user presses a button of an approval prompt. */

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, type App } from '../../src/app.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { Config, ConfigInput } from '../../src/config/schema.js';
 import { startFakeLlm, type FakeLlm } from '../fakes/llm/server.js';
@@ -88,6 +88,8 @@ function scopedDriver(driver: ScenarioDriver): ScenarioDriver {
 export interface HarnessOptions {
   /** Allowlists of the channel (the driver must have them: see `noAllowlists`). */
   access?: ScenarioAccess;
+  /** The app's logger (default: none, or `PINCER_TEST_LOG`'s level). */
+  log?: Logger;
 }
 
 /** Starts the fake model and the app with `driver`'s channel. */
@@ -108,7 +110,7 @@ export async function startHarness(platform: ScenarioDriver, overrides: ConfigIn
   const build = async () => {
     const app = await createApp({
       config,
-      ...(process.env.PINCER_TEST_LOG ? { log: createLogger({ level: process.env.PINCER_TEST_LOG, pretty: false }) } : {}),
+      ...(options.log ? { log: options.log } : process.env.PINCER_TEST_LOG ? { log: createLogger({ level: process.env.PINCER_TEST_LOG, pretty: false }) } : {}),
       provider: undefined,
       tools: scenarioTools(tools),
       channels: [{ name: platform.name, create: (deps) => platform.createChannel(deps, { owners: config.owners, ...(options.access ? { access: options.access } : {}) }) }],

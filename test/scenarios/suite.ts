@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REPEATED_FAILURE_NOTICE, roundsExhaustedMessage } from '../../src/engine/guards/notices.js';
 import { NOT_AVAILABLE } from '../../src/channels/access.js';
 import { STALE_BUTTON } from '../../src/channels/types.js';
+import { minimalPdf } from '../support/pdf.js';
 import { NO_SUCH_TOOL_ANSWER } from './brain.js';
 import type { ScenarioChat, ScenarioDriver, ScenarioUser } from './driver.js';
 import { startHarness, waitFor, waitForApproval, waitForMessage, waitForResolved, type Harness, type HarnessOptions } from './harness.js';
@@ -195,6 +196,64 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await waitForMessage(h, dm, 'echo: what number?');
       const sent = h.llm.requests.at(-1)!.messages.map((m) => String(m.content)).join('\n');
       expect(sent).toContain('31337');
+    });
+  });
+
+  describe(`scenarios on ${driver.name}: attachments`, () => {
+    const files = [driver.sendFile ? undefined : 'the channel takes no files'];
+    const notes = { name: 'notes.md', mimeType: 'text/markdown', bytes: Buffer.from('# Notes\nThe word is pelican.\n') };
+
+    itNeeds(files, 'saves a text file in the workspace, tells the model where, and files_read reads it', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendFile!(dm, alice, 'read attachments/notes.md', notes);
+      await waitForMessage(h, dm, /pelican/);
+      expect(modelSaw('[attached: notes.md (document, text/markdown, 29 bytes), saved in the workspace as attachments/notes.md; read it with files_read]')).toBe(true);
+    });
+
+    itNeeds([...files, ...groups], "in a group, the file goes to the group's workspace, where the next turn reads it", async () => {
+      await start();
+      const group = h.driver.group();
+      await h.driver.sendFile!(group, alice, 'keep these notes', notes);
+      await waitForMessage(h, group, 'echo: keep these notes');
+      await h.driver.sendMessage(group, bob, 'read attachments/notes.md', { mention: true });
+      await waitForMessage(h, group, /pelican/);
+    });
+
+    itNeeds(files, "saves a PDF's text beside it, which files_read reads", async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      const report = { name: 'report.pdf', mimeType: 'application/pdf', bytes: minimalPdf(['The word is pelican.']) };
+      await h.driver.sendFile!(dm, alice, 'read attachments/report.pdf.txt', report);
+      await waitForMessage(h, dm, /pelican/);
+      expect(modelSaw('saved in the workspace as attachments/report.pdf; its text is in attachments/report.pdf.txt: read that with files_read]')).toBe(true);
+    });
+
+    itNeeds(files, 'refuses a file over the limit with a clear answer, and still answers the text', async () => {
+      await start({ attachments: { maxBytes: 1024 } });
+      const dm = h.driver.dm(alice);
+      await h.driver.sendFile!(dm, alice, 'hello with a big file', { name: 'big.txt', mimeType: 'text/plain', bytes: Buffer.alloc(4096, 'a') });
+      await waitForMessage(h, dm, 'I could not take the attached file: big.txt is 4 KB, over the limit of 1 KB per file.');
+      await waitForMessage(h, dm, 'echo: hello with a big file');
+      expect(modelSaw('[attached: big.txt, not received: it is 4 KB, over the limit of 1 KB per file. The person has been told.]')).toBe(true);
+    });
+
+    itNeeds(files, "past a person's daily budget of files, the next file is refused and the text answered", async () => {
+      await start({ attachments: { maxBytesPerUserPerDay: 40 } });
+      const dm = h.driver.dm(alice);
+      await h.driver.sendFile!(dm, alice, 'first file', notes);
+      await waitForMessage(h, dm, 'echo: first file');
+      await h.driver.sendFile!(dm, alice, 'second file', notes);
+      await waitForMessage(h, dm, "notes.md would take you past today's limit of 40 bytes of files.");
+      await waitForMessage(h, dm, 'echo: second file');
+    });
+
+    itNeeds(files, 'refuses a file whose bytes are not what its type says', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendFile!(dm, alice, 'look at my cat', { name: 'cat.png', mimeType: 'image/png', bytes: Buffer.from('not a picture at all') });
+      await waitForMessage(h, dm, /could not take the attached file: cat\.png does not hold what it claims to be/);
+      await waitForMessage(h, dm, 'echo: look at my cat');
     });
   });
 

@@ -12,13 +12,16 @@
 import type { APIApplicationCommandOption, Client, Interaction, Message, RepliableInteraction } from 'discord.js';
 import { Events } from 'discord.js';
 import { soleElection, type Election } from '../election.js';
-import { ChannelError } from '../../errors.js';
+import { AttachmentFetchError, ChannelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { openDmWarning, type Allowlists } from '../access.js';
 import { approvalPromptText, approvalResolvedText } from '../approval-text.js';
+import { downloadBytes } from '../download.js';
 import { EventQueue } from '../event-queue.js';
 import type {
   ApprovalOutcome,
+  AttachmentMeta,
+  FetchLimits,
   ApprovalPrompt,
   Channel,
   ChannelCapabilities,
@@ -177,6 +180,12 @@ export class DiscordChannel implements Channel {
   async admits(chat: ChatInfo, userId: string): Promise<boolean> {
     const guildId = chat.kind === 'group' ? (guildIdOfScope(chat.scope) ?? null) : null;
     return isAllowed(this.allowlists, { userId, guildId, channelId: chat.chatId });
+  }
+
+  /** Downloads a file of a message from its attachment URL (Discord's CDN; no credentials needed). */
+  async fetchAttachment(attachment: AttachmentMeta, limits: FetchLimits): Promise<Uint8Array> {
+    if (!attachment.url) throw new AttachmentFetchError('failed', 'the message names no file to download');
+    return downloadBytes(attachment.url, limits);
   }
 
   /**

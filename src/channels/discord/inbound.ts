@@ -5,6 +5,7 @@
  */
 import { cleanContent, type Message } from 'discord.js';
 import type { Allowlists } from '../access.js';
+import { attachmentKindOf } from '../attachment-kind.js';
 import type { AttachmentMeta, ChatInfo, InboundMessage } from '../types.js';
 import { isAllowed } from './access.js';
 import { chatInfoOf } from './chat.js';
@@ -62,11 +63,14 @@ function senderName(message: Message): string {
   return message.member?.displayName ?? message.author.displayName;
 }
 
+/** The files of a message: their CDN URLs, fetched later. */
 function attachmentsOf(message: Message): AttachmentMeta[] {
   return message.attachments.map((attachment) => ({
+    kind: attachmentKindOf(attachment.contentType ?? undefined, attachment.name),
     name: attachment.name,
-    mimeType: attachment.contentType ?? undefined,
+    ...(attachment.contentType ? { mimeType: attachment.contentType } : {}),
     sizeBytes: attachment.size,
+    fileId: attachment.id,
     url: attachment.url,
   }));
 }

@@ -9,12 +9,15 @@
  */
 import { webApi } from '@slack/bolt';
 import type { Config } from '../../config/schema.js';
-import { ChannelError } from '../../errors.js';
+import { AttachmentFetchError, ChannelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { openDmWarning } from '../access.js';
+import { downloadBytes } from '../download.js';
 import { EventQueue } from '../event-queue.js';
 import type {
   ApprovalOutcome,
+  AttachmentMeta,
+  FetchLimits,
   ApprovalPrompt,
   Channel,
   ChannelCapabilities,
@@ -133,6 +136,20 @@ export class SlackChannel implements Channel {
   }
 
   /** Whether Slack reaches the bot: the socket connected (Socket Mode), or the server listening (HTTP). */
+  /**
+   * Downloads a file of a message from its `url_private`, with the bot token
+   * as a bearer header (the app needs the `files:read` scope). Slack may
+   * redirect to another host: the header is not sent there.
+   */
+  async fetchAttachment(attachment: AttachmentMeta, limits: FetchLimits): Promise<Uint8Array> {
+    if (!attachment.url) throw new AttachmentFetchError('failed', 'the message names no file to download');
+    return downloadBytes(attachment.url, {
+      ...limits,
+      credentials: { authorization: `Bearer ${this.config.botToken ?? ''}` },
+      htmlMeans: 'Slack answered its sign-in page instead of the file (does the app have the files:read scope?)',
+    });
+  }
+
   health(): ChannelHealth {
     return this.connection?.health() ?? { ready: false, reason: 'slack: not connected' };
   }

@@ -7,6 +7,7 @@
  */
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
+import { attachmentKindOf } from '../attachment-kind.js';
 import type { AttachmentMeta, ChatKind, InboundEvent, InboundMessage, Sender } from '../types.js';
 import { isAllowed, type SlackAccessConfig } from './access.js';
 import { chatInfoOf, chatKindOf, groupTitle } from './chat.js';
@@ -32,7 +33,7 @@ export interface SlackMessageEvent {
   thread_ts?: string;
   parent_user_id?: string;
   team?: string;
-  files?: { name?: string; title?: string; mimetype?: string; size?: number; url_private?: string }[];
+  files?: { id?: string; name?: string; title?: string; mimetype?: string; size?: number; url_private?: string }[];
 }
 
 /** What the intake of events needs from the adapter. */
@@ -154,11 +155,14 @@ export class MessageIntake {
   }
 }
 
+/** The files shared with a message: their ids and `url_private`, fetched later with the bot token. */
 function attachmentsOf(event: SlackMessageEvent): AttachmentMeta[] {
   return (event.files ?? []).map((file) => {
-    const meta: AttachmentMeta = { name: file.name ?? file.title ?? 'file' };
+    const name = file.name ?? file.title ?? 'file';
+    const meta: AttachmentMeta = { kind: attachmentKindOf(file.mimetype, name), name };
     if (file.mimetype) meta.mimeType = file.mimetype;
     if (file.size !== undefined) meta.sizeBytes = file.size;
+    if (file.id) meta.fileId = file.id;
     if (file.url_private) meta.url = file.url_private;
     return meta;
   });

@@ -15,7 +15,10 @@ import type { Logger } from '../../log.js';
 import { openDmWarning } from '../access.js';
 import { approvalPromptText, approvalResolvedText } from '../approval-text.js';
 import { EventQueue } from '../event-queue.js';
+import { fetchTelegramFile } from './files.js';
 import type {
+  AttachmentMeta,
+  FetchLimits,
   ApprovalOutcome,
   ApprovalPrompt,
   Channel,
@@ -217,6 +220,12 @@ export class TelegramChannel implements Channel {
    * completes within its timeout plus the grace, and on a standby instance
    * (another one polls).
    */
+  /** Downloads a file of a message (getFile, then the file URL, which never leaves files.ts). */
+  fetchAttachment(attachment: AttachmentMeta, limits: FetchLimits): Promise<Uint8Array> {
+    const source = { api: this.bot.api, token: this.config.token!, ...(this.config.apiRoot ? { apiRoot: this.config.apiRoot } : {}) };
+    return fetchTelegramFile(source, attachment, limits);
+  }
+
   health(): ChannelHealth {
     if (this.stopped) return { ready: false, reason: 'telegram: stopped' };
     if (this.config.mode === 'webhook') return this.webhook ? { ready: true } : { ready: false, reason: 'telegram: the webhook server is not listening' };

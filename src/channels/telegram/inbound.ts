@@ -5,7 +5,8 @@
  * answer in a group. Messages of bots (this one included) are dropped.
  */
 import type { Message, MessageEntity } from 'grammy/types';
-import type { AttachmentMeta, ChatInfo, InboundCommand, InboundMessage } from '../types.js';
+import { attachmentKindOf } from '../attachment-kind.js';
+import type { AttachmentKind, AttachmentMeta, ChatInfo, InboundCommand, InboundMessage } from '../types.js';
 import { chatInfoOf, senderOf, topicOf } from './chat.js';
 
 /** Who this bot is, from getMe. */
@@ -122,19 +123,27 @@ function withoutRanges(text: string, ranges: MessageEntity[]): string {
   return result.replace(/[ \t]{2,}/g, ' ').replace(/^[\s,:]+/, '').trim();
 }
 
-/** Metadata of the files on a message; contents are not downloaded (their URLs would carry the token). */
+/**
+ * The files on a message, with their `file_id`s to download them by; never
+ * their download URLs, which would carry the token.
+ */
 function attachmentsOf(message: Message): AttachmentMeta[] {
   const found: AttachmentMeta[] = [];
-  const add = (name: string, file: { file_size?: number }, mimeType?: string) =>
-    found.push({ name, ...(mimeType ? { mimeType } : {}), ...(file.file_size ? { sizeBytes: file.file_size } : {}) });
+  const add = (kind: AttachmentKind, name: string, file: { file_id: string; file_size?: number }, mimeType?: string) =>
+    found.push({ kind, name, fileId: file.file_id, ...(mimeType ? { mimeType } : {}), ...(file.file_size ? { sizeBytes: file.file_size } : {}) });
   const photo = message.photo?.at(-1);
-  if (photo) add('photo.jpg', photo, 'image/jpeg');
-  if (message.document) add(message.document.file_name ?? 'document', message.document, message.document.mime_type);
-  if (message.audio) add(message.audio.file_name ?? 'audio', message.audio, message.audio.mime_type);
-  if (message.video) add(message.video.file_name ?? 'video.mp4', message.video, message.video.mime_type);
-  if (message.voice) add('voice.ogg', message.voice, message.voice.mime_type);
-  if (message.video_note) add('video-note.mp4', message.video_note, 'video/mp4');
-  if (message.animation && !message.document) add(message.animation.file_name ?? 'animation.mp4', message.animation, message.animation.mime_type);
-  if (message.sticker) add(`sticker ${message.sticker.emoji ?? ''}`.trim(), message.sticker, 'image/webp');
+  if (photo) add('image', 'photo.jpg', photo, 'image/jpeg');
+  if (message.document) {
+    const name = message.document.file_name ?? 'document';
+    add(attachmentKindOf(message.document.mime_type, name), name, message.document, message.document.mime_type);
+  }
+  if (message.audio) add('audio', message.audio.file_name ?? 'audio', message.audio, message.audio.mime_type);
+  if (message.video) add('video', message.video.file_name ?? 'video.mp4', message.video, message.video.mime_type);
+  if (message.voice) add('audio', 'voice.ogg', message.voice, message.voice.mime_type);
+  if (message.video_note) add('video', 'video-note.mp4', message.video_note, 'video/mp4');
+  if (message.animation && !message.document) add('video', message.animation.file_name ?? 'animation.mp4', message.animation, message.animation.mime_type);
+  // Animated stickers are gzipped Lottie, video ones WebM: only a still one is declared an image.
+  const sticker = message.sticker;
+  if (sticker) add(sticker.is_video ? 'video' : sticker.is_animated ? 'other' : 'image', `sticker ${sticker.emoji ?? ''}`.trim(), sticker, sticker.is_video ? 'video/webm' : sticker.is_animated ? undefined : 'image/webp');
   return found;
 }

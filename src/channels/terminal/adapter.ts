@@ -10,6 +10,8 @@ import { ACTION_VIEWS } from '../approval-payload.js';
 import { EventQueue } from '../event-queue.js';
 import type {
   PromptAction,
+  AttachmentMeta,
+  FetchLimits,
   ApprovalOutcome,
   ApprovalPrompt,
   Channel,
@@ -22,6 +24,7 @@ import type {
   Sender,
   SentMessage,
 } from '../types.js';
+import { ATTACH_COMMAND, localAttachment, parseAttachArgs, readLocalAttachment } from './attach.js';
 import { assertLocal, isLocalUser, localUser, TERMINAL_CHAT } from './access.js';
 import { interpretLine, offeredKeys, promptQuestion } from './inbound.js';
 import { resolveTerminalOptions, type ResolvedTerminalOptions, type TerminalChannelOptions } from './options.js';
@@ -69,6 +72,8 @@ export class TerminalChannel implements Channel {
   private readline?: Interface;
   private nextInboundId = 1;
   private lastInterruptAt = 0;
+  /** Files attached with `/attach`, waiting for the next message. */
+  private readonly attached: AttachmentMeta[] = [];
   /** Set by {@link stop}: the input closing then is not the person quitting. */
   private stopping = false;
 
@@ -158,10 +163,11 @@ export class TerminalChannel implements Channel {
     const typed = interpretLine(line, pending);
     switch (typed.kind) {
       case 'message':
-        this.push({ type: 'message', messageId: this.inboundId(), text: typed.text, mentionsBot: true, replyToBot: false, attachments: [] });
+        this.sendMessage(typed.text);
         break;
       case 'command':
-        this.push({ type: 'command', name: typed.name, args: typed.args, messageId: this.inboundId() });
+        if (typed.name === ATTACH_COMMAND) this.attach(typed.args);
+        else this.push({ type: 'command', name: typed.name, args: typed.args, messageId: this.inboundId() });
         break;
       case 'answer':
         this.answer(pending!, typed.action);
@@ -176,6 +182,28 @@ export class TerminalChannel implements Channel {
         break;
     }
     this.screen.showPrompt();
+  }
+
+  /** A typed message, with the files attached since the last one. */
+  private sendMessage(text: string): void {
+    const attachments = this.attached.splice(0);
+    this.push({ type: 'message', messageId: this.inboundId(), text, mentionsBot: true, replyToBot: false, attachments });
+  }
+
+  /** `/attach PATH [message]`: the file goes with the message, or with the next one typed (attach.ts). */
+  private attach(args: string): void {
+    const parsed = parseAttachArgs(args);
+    if (!parsed) return this.outbound.notice('Usage: /attach PATH [message]. The file goes with the message, or with your next one.');
+    const attachment = localAttachment(parsed.path);
+    if (typeof attachment === 'string') return this.outbound.notice(attachment);
+    this.attached.push(attachment);
+    if (parsed.text) this.sendMessage(parsed.text);
+    else this.outbound.notice(`${attachment.name} will go with your next message.`);
+  }
+
+  /** Reads a file attached with `/attach`. */
+  fetchAttachment(attachment: AttachmentMeta, limits: FetchLimits): Promise<Uint8Array> {
+    return readLocalAttachment(attachment, limits);
   }
 
   /** Sends the answer once; the prompt stops taking answers even before the agent resolves it. */

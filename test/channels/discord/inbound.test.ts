@@ -32,6 +32,26 @@ describe('discord inbound messages', () => {
     });
   });
 
+  it("describes attachments with their id and CDN URL, and downloads them from it; a voice message is audio", async () => {
+    const dm = h.discord.dmChannel(alice);
+    h.discord.userMessage({
+      channelId: dm.id,
+      author: alice,
+      content: 'files',
+      files: [
+        { name: 'notes.md', contentType: 'text/markdown; charset=utf-8', bytes: Buffer.from('# pelican') },
+        { name: 'voice-message.ogg', contentType: 'audio/ogg', bytes: Buffer.from('OggS') },
+      ],
+    });
+    const event = await h.events.next<InboundMessage>(isMessage);
+    expect(event.attachments).toEqual([
+      { kind: 'document', name: 'notes.md', mimeType: 'text/markdown; charset=utf-8', sizeBytes: 9, fileId: expect.any(String), url: expect.stringMatching(/\/attachments\/.*\/notes\.md\?ex=.*&hm=/) },
+      { kind: 'audio', name: 'voice-message.ogg', mimeType: 'audio/ogg', sizeBytes: 4, fileId: expect.any(String), url: expect.any(String) },
+    ]);
+    const bytes = await h.channel.fetchAttachment(event.attachments[0]!, { maxBytes: 1024, signal: AbortSignal.timeout(5_000) });
+    expect(Buffer.from(bytes).toString()).toBe('# pelican');
+  });
+
   it('emits unaddressed guild messages as group context, keyed by channel and scoped to the guild', async () => {
     h.discord.userMessage({ channelId: h.discord.general.id, author: bob, content: 'just chatting' });
     const event = await h.events.next<InboundMessage>(isMessage);

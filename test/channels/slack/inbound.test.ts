@@ -143,11 +143,11 @@ describe('SlackChannel inbound messages', () => {
       channel: DM_ALICE,
       user: ALICE.id,
       text: 'ask <@U2BOB> in <#C1GENERAL|general> about <https://example.com|the site> &amp; <https://x.org>',
-      extra: { subtype: 'file_share', files: [{ name: 'notes.txt', mimetype: 'text/plain', size: 12, url_private: 'https://files/notes.txt' }] },
+      extra: { subtype: 'file_share', files: [{ id: 'F01NOTES', name: 'notes.txt', mimetype: 'text/plain', size: 12, url_private: 'https://files/notes.txt' }] },
     });
     const [event] = (await recorder.waitFor(1)) as InboundMessage[];
     expect(event!.text).toBe('ask @Bob in #general about the site (https://example.com) & https://x.org');
-    expect(event!.attachments).toEqual([{ name: 'notes.txt', mimeType: 'text/plain', sizeBytes: 12, url: 'https://files/notes.txt' }]);
+    expect(event!.attachments).toEqual([{ kind: 'document', name: 'notes.txt', mimeType: 'text/plain', sizeBytes: 12, fileId: 'F01NOTES', url: 'https://files/notes.txt' }]);
   });
 
   it('applies the allowlists of users, channels and teams', async () => {

@@ -35,6 +35,29 @@ describe('Telegram inbound messages', () => {
     expect(event.chat.subId).toBeUndefined();
   });
 
+  it('describes the files of a message by kind, with their file_id and never a URL (it would hold the token)', async () => {
+    const file = (id: string, size: number) => ({ file_id: id, file_unique_id: `u${id}`, file_size: size });
+    fake.injectUpdate({
+      message: {
+        message_id: 90,
+        date: 0,
+        chat: dmOf(ALICE),
+        from: ALICE,
+        caption: 'see these',
+        photo: [{ ...file('small', 10), width: 90, height: 90 }, { ...file('large', 900), width: 900, height: 900 }],
+        voice: { ...file('voice1', 300), duration: 2, mime_type: 'audio/ogg' },
+        document: { ...file('doc1', 40), file_name: 'data.csv', mime_type: 'text/csv' },
+      },
+    } as never);
+    const event = await harness.events.next<InboundMessage>();
+    expect(event.text).toBe('see these');
+    expect(event.attachments).toEqual([
+      { kind: 'image', name: 'photo.jpg', fileId: 'large', mimeType: 'image/jpeg', sizeBytes: 900 },
+      { kind: 'document', name: 'data.csv', fileId: 'doc1', mimeType: 'text/csv', sizeBytes: 40 },
+      { kind: 'audio', name: 'voice.ogg', fileId: 'voice1', mimeType: 'audio/ogg', sizeBytes: 300 },
+    ]);
+  });
+
   it('emits an unaddressed group message with mentionsBot false and the group scope and title', async () => {
     const group = supergroup();
     fake.sendUserMessage({ chat: group, from: BOB, text: 'just chatting' });

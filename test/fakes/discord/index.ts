@@ -10,7 +10,7 @@
  * await discord.userMessage({ channelId: discord.dmChannel(alice).id, author: alice, content: 'hi' });
  * await discord.close();
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeGateway, type IdentifyRecord } from './gateway.js';
 import { channelJson, guildCreateJson, interactionJson, messageJson } from './payloads.js';
@@ -32,6 +32,15 @@ export interface UserMessageOptions {
   mentionEveryone?: boolean;
   /** The message this one replies to. */
   replyTo?: string;
+  /** Files attached; served from the fake's CDN at `/attachments/<channel>/<id>/<name>`, as Discord's signed URLs. */
+  files?: FileInput[];
+}
+
+/** A file a user attaches. */
+export interface FileInput {
+  name: string;
+  contentType?: string;
+  bytes: Buffer;
 }
 
 /** A slash command option as Discord sends it. */
@@ -138,7 +147,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   gateway.recommendedShards = options.shards ?? 1;
   if (options.heartbeatIntervalMs) gateway.heartbeatIntervalMs = options.heartbeatIntervalMs;
   const rest = new FakeRest(world, gateway, gatewayUrl);
+  const cdn = new Map<string, Buffer>();
   const server = createServer((request, response) => {
+    if (request.url?.startsWith('/attachments/')) return serveAttachment(cdn, request.url, response);
     rest.handle(request, response).catch((error: unknown) => {
       response.writeHead(500).end(String(error));
     });
@@ -235,6 +246,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         mentionRoleIds: message.mentionRoleIds ?? [],
         mentionEveryone: message.mentionEveryone ?? false,
         replyToId: message.replyTo,
+        attachments: (message.files ?? []).map((file) => attachmentJson(world, cdn, `http://${base}`, message.channelId, file)),
       });
       gateway.dispatch('MESSAGE_CREATE', messageJson(world, stored, true));
       return stored;
@@ -282,6 +294,23 @@ export async function waitFor<T>(check: () => T | undefined | null | false, time
     if (Date.now() > deadline) throw new Error(`fake discord: condition not met within ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
+}
+
+/** An attachment as a message carries it, its bytes put on the CDN under a signed URL (`ex`, `is`, `hm`). */
+function attachmentJson(world: World, cdn: Map<string, Buffer>, origin: string, channelId: string, file: FileInput): Record<string, unknown> {
+  const id = world.nextId();
+  const path = `/attachments/${channelId}/${id}/${encodeURIComponent(file.name)}`;
+  cdn.set(path, file.bytes);
+  const url = `${origin}${path}?ex=${Math.floor(Date.now() / 1000 + 86_400).toString(16)}&is=0&hm=${id}`;
+  return { id, filename: file.name, size: file.bytes.length, url, proxy_url: url, ...(file.contentType ? { content_type: file.contentType } : {}) };
+}
+
+/** The CDN: a file's bytes for its signed URL; 404 without the signature, as Discord answers. */
+function serveAttachment(cdn: Map<string, Buffer>, requestUrl: string, response: ServerResponse): void {
+  const url = new URL(requestUrl, 'http://cdn');
+  const bytes = cdn.get(url.pathname);
+  if (!bytes || !url.searchParams.get('hm')) return void response.writeHead(404).end('Not Found');
+  response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) }).end(bytes);
 }
 
 function addChannel(world: World, fields: Omit<FakeChannel, 'id'>): FakeChannel {

@@ -142,7 +142,7 @@ export function messageJson(world: World, message: StoredMessage, gateway = fals
     mention_everyone: message.mentionEveryone,
     mentions: message.mentionIds.map((id) => userJson(world.user(id))),
     mention_roles: message.mentionRoleIds,
-    attachments: [],
+    attachments: message.attachments ?? [],
     embeds: [],
     reactions: [],
     components: message.components,

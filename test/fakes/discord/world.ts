@@ -73,6 +73,8 @@ export interface StoredMessage {
   mentionRoleIds: string[];
   mentionEveryone: boolean;
   replyToId?: string;
+  /** Attachments, as the message's JSON carries them. */
+  attachments?: Record<string, unknown>[];
   nonce?: string;
   /** Set for interaction replies and follow-ups. */
   interactionId?: string;

@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SharedFiles, type SharedFileInput } from './files.js';
 import { blockActionsEnvelope, eventEnvelope, slashCommandEnvelope, type Envelope } from './envelopes.js';
 import { httpBodyOf, postSigned } from './signing.js';
 import { SocketModeHub, type SocketDelivery } from './socket-mode.js';
@@ -63,6 +64,8 @@ export class FakeSlack {
   readonly calls: ApiCall[] = [];
   /** The Socket Mode endpoint, for what the helpers below do not cover (e.g. `hub.stall()`). */
   readonly hub: SocketModeHub;
+  /** Files people shared, served at their `url_private`. */
+  readonly files: SharedFiles;
   private readonly server: Server;
   private readonly failures = new Map<string, InjectedFailure[]>();
   private readonly responseUrls = new Map<string, { user: string; channel: string }>();
@@ -78,6 +81,7 @@ export class FakeSlack {
     this.scopes = options.scopes ?? MANIFEST_SCOPES;
     this.hub = new SocketModeHub(options.redeliverAfterMs);
     this.workspace = new FakeWorkspace(options.teamId ?? 'T0FAKE', { userId: 'U0BOT', botId: 'B0BOT', name: 'pincer' });
+    this.files = new SharedFiles(this.workspace.teamId, this.botToken, () => this.scopes.includes('files:read'));
     this.server = createServer((req, res) => void this.route(req, res));
     this.server.on('upgrade', (req, socket, head) => {
       if (req.url?.startsWith('/socket-mode')) this.hub.handleUpgrade(req, socket, head);
@@ -108,10 +112,12 @@ export class FakeSlack {
   async listen(): Promise<void> {
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as AddressInfo).port;
+    await this.files.listen();
   }
 
   /** Stops everything, dropping open connections. */
   async close(): Promise<void> {
+    await this.files.close();
     this.hub.close();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
@@ -170,12 +176,15 @@ export class FakeSlack {
     extra?: Record<string, unknown>;
     /** How long to wait for the acknowledgements (longer while a client reconnects). */
     ackTimeoutMs?: number;
+    /** Files shared with the message (a `file_share` message, as Slack sends one). */
+    files?: SharedFileInput[];
   }): Promise<{ ts: string; envelopeIds: string[] }> {
     const conversation = this.conversation(options.channel);
     const mentionTag = `<@${this.bot.userId}>`;
     const text = options.mention && !options.text.includes(mentionTag) ? `${mentionTag} ${options.text}` : options.text;
     const message = this.workspace.addMessage({ channel: options.channel, user: options.user, text, ...(options.threadTs ? { thread_ts: options.threadTs } : {}) });
-    const base = { user: options.user, text, ts: message.ts, event_ts: message.ts, channel: options.channel, team: this.teamId, ...this.threadFields(options.channel, options.threadTs), ...options.extra };
+    const shared = options.files?.length ? { subtype: 'file_share', files: options.files.map((file) => this.files.add(file, this.baseUrl)) } : {};
+    const base = { user: options.user, text, ts: message.ts, event_ts: message.ts, channel: options.channel, team: this.teamId, ...this.threadFields(options.channel, options.threadTs), ...shared, ...options.extra };
     const events: Record<string, unknown>[] = [{ type: 'message', channel_type: conversation.type, client_msg_id: `msg-${message.ts}`, ...base }];
     if (options.mention && conversation.type !== 'im') {
       const mention = { type: 'app_mention', ...base };
@@ -282,6 +291,7 @@ export class FakeSlack {
 
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
+    if (req.method === 'GET' && this.files.serve(url.pathname, req, res)) return;
     const raw = await readBody(req);
     if (req.method === 'POST' && url.pathname.startsWith('/api/')) return this.api(url.pathname.slice(5), req, raw, res);
     if (req.method === 'POST' && url.pathname.startsWith('/respond/')) return this.respond(url.pathname.slice(9), raw, res);

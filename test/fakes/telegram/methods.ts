@@ -7,6 +7,7 @@ import type { BotCommand, BotCommandScope, InlineKeyboardMarkup, User, UserFromG
 import { messageOf, type BotMessageState, type ChatStore } from './chats.js';
 import { ApiFailure } from './failure.js';
 import type { UpdateFeed } from './feed.js';
+import type { FileStore } from './files.js';
 import { parseTelegramHtml } from './html.js';
 
 /** One sendMessage or editMessageText the fake accepted. */
@@ -63,6 +64,7 @@ export interface MethodContext {
   callbackAnswers: CallbackAnswerRecord[];
   chatActions: ChatActionRecord[];
   commands: CommandsRecord[];
+  files: FileStore;
   /** Registers what to do when the client gives up on this request. */
   onAbort(cancel: () => void): void;
 }
@@ -76,6 +78,7 @@ const MESSAGE_LIMIT = 4096;
 /** The implemented methods by name. */
 export const METHODS: Record<string, Handler> = {
   getMe: (_payload, { bot }) => bot,
+  getFile: (payload, { files }) => files.getFile(String(payload.file_id)),
   getUpdates: (payload, { feed, onAbort }) =>
     feed.poll(optionalNumber(payload.offset), optionalNumber(payload.limit), optionalNumber(payload.timeout), onAbort),
   deleteWebhook: (_payload, { feed }) => {

@@ -11,12 +11,14 @@ import type { AddressInfo } from 'node:net';
 import type { Chat, Message, MessageEntity, Update, User, UserFromGetMe } from 'grammy/types';
 import { ChatStore, messageOf, type BotMessageState } from './chats.js';
 import { entitiesFor } from './entities.js';
+import { FileStore, type FileInput } from './files.js';
 import { ApiFailure, type InjectedFailure } from './failure.js';
 import { UpdateFeed, type WebhookDelivery, type WebhookRegistration } from './feed.js';
 import { METHODS, type CallbackAnswerRecord, type ChatActionRecord, type CommandsRecord, type MethodContext, type PressRecord, type SentRecord } from './methods.js';
 
 export type { BotMessageState } from './chats.js';
 export type { InjectedFailure } from './failure.js';
+export type { DownloadFailure, FileInput } from './files.js';
 export type { CallbackAnswerRecord, ChatActionRecord, CommandsRecord, SentRecord } from './methods.js';
 
 /** A user message to inject. */
@@ -30,6 +32,8 @@ export interface UserMessageInput {
   threadId?: number;
   /** Entities; computed from the text (commands, @mentions) when absent. */
   entities?: MessageEntity[];
+  /** A file sent with the message as a document: the text becomes its caption. */
+  document?: FileInput;
 }
 
 /** A button press to inject. */
@@ -89,6 +93,8 @@ export class FakeTelegram {
   readonly chatActions: ChatActionRecord[] = [];
   readonly commands: CommandsRecord[] = [];
   readonly calls: CallRecord[] = [];
+  /** The files people sent, served by getFile and `/file/bot<token>/<path>`. */
+  readonly files = new FileStore();
   private readonly store = new ChatStore();
   private readonly feed = new UpdateFeed();
   private readonly presses = new Map<string, PressRecord>();
@@ -126,12 +132,14 @@ export class FakeTelegram {
       date: now(),
       chat,
       from: input.from,
-      text: input.text,
-      entities: input.entities ?? entitiesFor(input.text),
+      ...(input.document
+        ? { document: this.files.add(input.document), caption: input.text, caption_entities: input.entities ?? entitiesFor(input.text) }
+        : { text: input.text, entities: input.entities ?? entitiesFor(input.text) }),
       ...(input.threadId !== undefined ? { message_thread_id: input.threadId, is_topic_message: true } : {}),
       ...this.replyPart(chat, input),
     } as Message;
     if (!message.entities?.length) delete message.entities;
+    if (!message.caption_entities?.length) delete message.caption_entities;
     this.store.addMessage(message);
     if (!this.botReceives(message)) return { updateId: 0, message, delivered: false };
     return { updateId: this.feed.push({ message } as Omit<Update, 'update_id'>), message, delivered: true };
@@ -142,9 +150,9 @@ export class FakeTelegram {
     if (!this.privacy || (message.chat.type !== 'group' && message.chat.type !== 'supergroup')) return true;
     if (['administrator', 'creator'].includes(this.store.status(String(message.chat.id), String(this.bot.id)))) return true;
     if (message.reply_to_message?.from?.id === this.bot.id) return true;
-    const text = message.text ?? '';
+    const text = message.text ?? message.caption ?? '';
     const username = `@${this.bot.username}`.toLowerCase();
-    for (const entity of message.entities ?? []) {
+    for (const entity of message.entities ?? message.caption_entities ?? []) {
       const value = text.slice(entity.offset, entity.offset + entity.length).toLowerCase();
       if (entity.type === 'mention' && value === username) return true;
       if (entity.type === 'bot_command' && (!value.includes('@') || value.endsWith(username))) return true;
@@ -228,6 +236,11 @@ export class FakeTelegram {
   /** Handles one HTTP request (wired by {@link startFakeTelegram}). */
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.apiRoot);
+    const file = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+    if (file) {
+      if (file[1] !== this.token) return reply(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
+      return this.files.serve(file[2]!, res);
+    }
     const route = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(url.pathname);
     if (!route) return reply(res, 404, { ok: false, error_code: 404, description: 'Not Found' });
     if (route[1] !== this.token) return reply(res, 401, { ok: false, error_code: 401, description: 'Unauthorized' });
@@ -262,6 +275,7 @@ export class FakeTelegram {
       callbackAnswers: this.callbackAnswers,
       chatActions: this.chatActions,
       commands: this.commands,
+      files: this.files,
       onAbort: (cancel) => res.once('close', cancel),
     };
   }

@@ -94,6 +94,17 @@ export function createDiscordDriver(): DiscordDriver {
         replyTo,
       });
     },
+    async sendFile(chat, user, text, file) {
+      const discord = fake();
+      const mention = chat.kind === 'group';
+      discord.userMessage({
+        channelId: chat.id,
+        author: member(user),
+        content: mention ? `<@${discord.bot.id}> ${text}` : text,
+        mentions: mention ? [discord.bot] : [],
+        files: [{ name: file.name, contentType: file.mimeType, bytes: file.bytes }],
+      });
+    },
     async sendCommand(chat, user, name, args = '') {
       const discord = fake();
       const options = slashOptions(registeredCommand(discord, name), args);

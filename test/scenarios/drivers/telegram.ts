@@ -89,6 +89,15 @@ export function createTelegramDriver(): TelegramDriver {
         ...(chat.subId ? { threadId: Number(chat.subId) } : {}),
       });
     },
+    sendFile: async (chat, user, text, file) => {
+      fake().sendUserMessage({
+        chat: telegramChat(chat),
+        from: telegramUser(user),
+        text: chat.kind === 'group' ? `@${fake().bot.username} ${text}` : text,
+        document: file,
+        ...(chat.subId ? { threadId: Number(chat.subId) } : {}),
+      });
+    },
     sendCommand: async (chat, user, name, args = '') => {
       const command = chat.kind === 'group' ? `/${name}@${fake().bot.username}` : `/${name}`;
       fake().sendUserMessage({

@@ -12,6 +12,9 @@
  * each extending tail, the newline that closes a message, and each block in
  * one write, and a custom stream sees each write as it happens.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { ACTION_VIEWS } from '../../../src/channels/approval-payload.js';
 import { TerminalChannel } from '../../../src/channels/terminal/adapter.js';
@@ -118,6 +121,8 @@ export function createTerminalDriver(): ScenarioDriver {
   const screen = new ScreenReader();
   let keyboard: PassThrough | undefined;
   let latest: TerminalChannel | undefined;
+  /** Folders of files attached with /attach, removed at teardown. */
+  const attachFolders: string[] = [];
 
   const type = (line: string): void => {
     if (!keyboard) throw new Error('terminal driver: no channel yet');
@@ -138,6 +143,7 @@ export function createTerminalDriver(): ScenarioDriver {
     setup: async () => undefined,
     teardown: async () => {
       await latest?.stop();
+      for (const folder of attachFolders.splice(0)) rmSync(folder, { recursive: true, force: true });
     },
     createChannel(deps: ChannelDeps, _setup?: ChannelSetup) {
       // A prompt of the previous process takes no more answers: nothing reads the keyboard for it.
@@ -153,6 +159,15 @@ export function createTerminalDriver(): ScenarioDriver {
     sendMessage: async (chat, _user, text) => {
       local(chat);
       type(text);
+    },
+    sendFile: async (chat, _user, text, file) => {
+      local(chat);
+      // The file is on this machine: written to a folder of its own, then attached by path.
+      const folder = mkdtempSync(join(tmpdir(), 'pincer-attach-'));
+      attachFolders.push(folder);
+      const path = join(folder, file.name);
+      writeFileSync(path, file.bytes);
+      type(`/attach "${path}" ${text}`);
     },
     sendCommand: async (chat, _user, name, args = '') => {
       local(chat);

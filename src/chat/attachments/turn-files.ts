@@ -1,0 +1,56 @@
+/**
+ * The files of the messages a turn reads, taken in as the turn starts: each
+ * message's files received (intake.ts), the person told in one message of
+ * those refused, and the saved ones remembered in the thread's record.
+ */
+import type { ChatInfo, InboundMessage } from '../../channels/types.js';
+import { inboxId } from '../../engine/inbox.js';
+import type { AgentServices } from '../../engine/services.js';
+import { SAVED_ATTACHMENTS_KEPT, type SavedAttachment, type ThreadRecord } from '../../engine/thread-record.js';
+import type { ReceivedAttachment } from '../../engine/attachments/received.js';
+import { refusalNotice } from './describe.js';
+
+/** What became of the files of a turn's messages. */
+export interface TurnFiles {
+  /** Each message's files, in the order of its attachments. */
+  byMessage: ReadonlyMap<InboundMessage, ReceivedAttachment[]>;
+  /** The files saved, to remember in the thread's record. */
+  saved: SavedAttachment[];
+}
+
+/** No files. */
+export const NO_FILES: TurnFiles = { byMessage: new Map(), saved: [] };
+
+/**
+ * Receives the files of `messages` and tells the person, once per message,
+ * which could not be taken. The thread's earlier files this instance lacks
+ * are fetched again first (`record`).
+ */
+export async function receiveTurnFiles(
+  services: Pick<AgentServices, 'attachments' | 'outbox'>,
+  chat: ChatInfo,
+  messages: readonly InboundMessage[],
+  record?: Pick<ThreadRecord, 'attachments'>,
+): Promise<TurnFiles> {
+  if (record?.attachments?.length) await services.attachments.restore(chat, record.attachments);
+  if (!messages.some((message) => message.attachments.length)) return NO_FILES;
+  const byMessage = new Map<InboundMessage, ReceivedAttachment[]>();
+  const saved: SavedAttachment[] = [];
+  for (const message of messages) {
+    if (!message.attachments.length) continue;
+    const received = await services.attachments.receive(chat, message);
+    byMessage.set(message, received);
+    for (const item of received) if (item.status === 'saved') saved.push(item.saved);
+    const notice = refusalNotice(received);
+    // Named, so that a turn run again after a restart does not tell it twice.
+    if (notice) await services.outbox.deliver(chat, notice, `attachments:${inboxId(message)}`, { replyTo: message.messageId });
+  }
+  return { byMessage, saved };
+}
+
+/** Adds `saved` to the files the thread remembers (the latest {@link SAVED_ATTACHMENTS_KEPT}). */
+export function rememberFiles(record: Pick<ThreadRecord, 'attachments'>, saved: readonly SavedAttachment[]): void {
+  if (!saved.length) return;
+  const all = [...(record.attachments ?? []), ...saved];
+  record.attachments = all.slice(-SAVED_ATTACHMENTS_KEPT);
+}
