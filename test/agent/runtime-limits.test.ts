@@ -82,9 +82,9 @@ describe('turn bounds', () => {
     rig = await startAppRig({ config: { agent: { maxConcurrentTurns: 2 } }, responder: model.respond });
     const users = ['c1', 'c2', 'c3', 'c4', 'c5'].map(person);
     for (const user of users) rig.platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: `hello from ${user.id}` });
-    await rig.platform.waitFor(() => model.waiting === 2, 10_000, 'two held model requests');
-    // Give the other three every chance to start a model request if the cap did not hold them.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The other three threads are not ordered with these two: the strongest wait is for their messages
+    // to be queued in their runners, which take a message only once a slot is theirs.
+    await rig.platform.waitFor(() => model.waiting === 2 && rig!.app.runtime.health().queuedMessages === 3, 10_000, 'two held model requests, three messages waiting');
     expect(model.arrived).toHaveLength(2);
     for (let answered = 1; answered <= 5; answered++) {
       await rig.platform.waitFor(() => model.waiting > 0, 10_000, `held request #${answered}`);

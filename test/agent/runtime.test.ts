@@ -199,7 +199,10 @@ describe('runtime', () => {
     expect(platform.messagesIn(testDm(user.id))[0]!.text).toMatch(/rejected my credentials/);
     let settled = false;
     void app.runtime.done.then(() => (settled = true));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Still up: a next message is taken and answered (with the same error), and the runtime has not ended.
+    platform.channel.userMessage({ chat: testDm(user.id), sender: user, text: 'still there?' });
+    await platform.waitFor(() => platform.messagesIn(testDm(user.id)).length === 2, 5_000, 'the second answer');
+    expect(platform.messagesIn(testDm(user.id))[1]!.text).toMatch(/rejected my credentials/);
     expect(settled).toBe(false);
   });
 });

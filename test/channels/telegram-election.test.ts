@@ -11,7 +11,7 @@ import { POLLING_DUTY } from '../../src/channels/telegram/polling-duty.js';
 import type { ChannelState, InboundEvent } from '../../src/channels/types.js';
 import type { Election, Leadership } from '../../src/channels/election.js';
 import { startFakeTelegram, waitFor, type FakeTelegram } from '../fakes/telegram/index.js';
-import { ALICE, capturingLogger, dmOf, EventReader, FAST_OPTIONS, memoryState, sleep, testConfig, testDeps } from './telegram/helpers.js';
+import { ALICE, capturingLogger, dmOf, EventReader, FAST_OPTIONS, memoryState, testConfig, testDeps } from './telegram/helpers.js';
 
 /** A campaign waiting for its duty. */
 interface Candidate {
@@ -137,7 +137,11 @@ describe('Telegram polling by one elected instance', () => {
 
     say('hello');
     await receives(a, 'hello');
-    await sleep(300);
+    // The standby is another reader, not ordered with a's stream: the strongest check is a second
+    // message also reaching a, with no 409 (which a second poller would get) and nothing at b.
+    say('marker');
+    await receives(a, 'marker');
+    expect(texts(a.events.seen)).toEqual(['hello', 'marker']);
     expect(texts(b.events.seen)).toEqual([]);
     expect(b.channel.health()).toEqual({ ready: true });
     expect(a.channel.health()).toEqual({ ready: true });
@@ -159,8 +163,8 @@ describe('Telegram polling by one elected instance', () => {
     await a.channel.stop();
     await waitFor(() => electorate.holder(POLLING_DUTY) === 'b', 2_000, 'b elected');
     say('two');
+    // Updates come in order: 'one' handed over again would have come before 'two'.
     await receives(b, 'two');
-    await sleep(100);
     expect(texts(b.events.seen)).toEqual(['two']);
     expect(a.events.done).toBe(true);
     expectNoConflict(a, b);
@@ -184,8 +188,8 @@ describe('Telegram polling by one elected instance', () => {
     await b.channel.stop();
     await waitFor(() => electorate.holder(POLLING_DUTY) === 'a', 2_000, 'a elected again');
     say('three');
+    // Updates come in order: 'two' handed over again would have come before 'three'.
     await receives(a, 'three');
-    await sleep(100);
     expect(texts(a.events.seen)).toEqual(['one', 'three']);
     expect(texts(b.events.seen)).toEqual(['two']);
     expect(a.lines.some((line) => line.includes('the polling duty was lost'))).toBe(true);

@@ -86,9 +86,13 @@ describe.skipIf(!available)(`an instance's connections to the Redis store${skip}
     await waitFor(() => platform.approvals.length > 0, 'the approval prompt');
     // The expiry timer is armed; its worker's blocking connection opens in the background.
     expect(await instance.app.services.approvals.pendingFor(threadKeyOf(chat))).toBeDefined();
-    await new Promise((resolve) => setTimeout(resolve, 500));
-
-    const connections = await connectionsTo(admin, DB);
+    // Counted once every worker's blocking connection is open (it waits in a blocking command), not after a pause.
+    let connections = await connectionsTo(admin, DB);
+    for (const end = Date.now() + 10_000; connections.filter((line) => / cmd=(bzpopmin|blmove|brpoplpush|bzpopmax)\b/.test(line)).length < 3; ) {
+      if (Date.now() > end) throw new Error(`the workers' blocking connections did not all open:\n${connections.join('\n')}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      connections = await connectionsTo(admin, DB);
+    }
     expect(connections.length, connections.join('\n')).toBeLessThanOrEqual(MAX_CONNECTIONS);
   }, 30_000);
 });

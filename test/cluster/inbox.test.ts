@@ -113,13 +113,18 @@ describe.skipIf(!available)(`taking a thread over while its messages arrive${ski
     coordinator.start(host);
     await coordinator.intake(message(chat, '1', 'm1'));
     await until(() => takeOvers === 1, 'the takeover to start');
-    // m2 arrives while the takeover still reads the thread: every instance is told of it.
+    // m2 arrives while the takeover still reads the thread: every instance is told of it. The
+    // coordinator's listener came first, so once this one hears the news the coordinator has too.
+    let pokes = 0;
+    node.onMessage((news) => void (news.type === 'poke' && pokes++));
     await coordinator.intake(message(chat, '2', 'm2'));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(() => pokes === 1, 'the news of m2 to arrive');
     openGate();
     await until(() => handed.includes('m2'), 'm2 to be handed over');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(handed).toEqual(['m1', 'm2']);
+    // The thread's entries are handed over in order: m2 again would come before m3.
+    await coordinator.intake(message(chat, '3', 'm3'));
+    await until(() => handed.includes('m3'), 'm3 to be handed over');
+    expect(handed).toEqual(['m1', 'm2', 'm3']);
   });
 });
 

@@ -68,9 +68,9 @@ async function startPair(responder: FakeResponder = echoAll, agent: Record<strin
   return { llm, platform, a: await startInstance(platform, llm, 'a', agent, tools), b: await startInstance(platform, llm, 'b', agent, tools) };
 }
 
-async function waitFor(check: () => boolean, what: () => string, timeoutMs = 20_000): Promise<void> {
+async function waitFor(check: () => boolean | Promise<boolean>, what: () => string, timeoutMs = 20_000): Promise<void> {
   const end = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what()}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -279,7 +279,7 @@ describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, (
     // The turn is held: what comes next waits in the thread's inbox on Redis.
     say(b, 'second');
     say(a, 'third');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await waitFor(async () => (await gauge(a, 'pincer_inbox_messages')) >= 2, () => 'the two messages in the inbox');
     for (const instance of [a, b]) {
       expect(await gauge(instance, 'pincer_inbox_messages')).toBeGreaterThanOrEqual(2);
       expect(await gauge(instance, 'pincer_open_threads')).toBe(1);
@@ -290,9 +290,9 @@ describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, (
       return platform.messagesIn(chat).some((sent) => sent.text.includes('third'));
     }, () => 'the answers');
     await Promise.all([a.app.runtime.idle(), b.app.runtime.idle()]);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The lease is given back after the runner is idle: the thread leaves the open set then.
+    await waitFor(async () => (await gauge(b, 'pincer_open_threads')) === 0, () => 'the thread to be closed');
     expect(await gauge(b, 'pincer_inbox_messages')).toBe(0);
-    expect(await gauge(b, 'pincer_open_threads')).toBe(0);
   }, 60_000);
 
   it('an approval asked by an instance that then stops expires on the other, once', async () => {

@@ -104,10 +104,20 @@ export interface Exchange {
   startedAt: number;
 }
 
+/** Picks the request whose answer a proxy keeps from its instance: by path and request body. */
+export type AnswerMatch = (path: string, requestBody: string) => boolean;
+
 /** A recording reverse proxy in front of one fake, for one instance. */
 export interface TaggingProxy {
   readonly url: string;
   readonly exchanges: Exchange[];
+  /**
+   * The next answer to a request that `match` picks reaches the fake's side
+   * (the fake did the work, the exchange is recorded) but never the instance:
+   * the moment between a platform accepting a post and the instance hearing
+   * of it. `onHeld` is called once that answer is back from the fake.
+   */
+  holdAnswer(match: AnswerMatch, onHeld: () => void): void;
   close(): Promise<void>;
 }
 
@@ -120,19 +130,23 @@ export async function startTaggingProxy(target: string, instance: string, onExch
   const upstream = new URL(target);
   const agent = new Agent({ keepAlive: true });
   const exchanges: Exchange[] = [];
+  let hold: { match: AnswerMatch; onHeld: () => void } | undefined;
   const forward = (req: IncomingMessage, res: ServerResponse, body: Buffer): void => {
     const startedAt = Date.now();
     const headers = { ...req.headers, host: upstream.host, 'x-pincer-instance': instance };
+    const held = hold?.match(req.url ?? '/', body.toString('utf8')) ? hold : undefined;
+    if (held) hold = undefined;
     const outgoing = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers, agent }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      if (!held) res.writeHead(answer.statusCode ?? 502, answer.headers);
       const chunks: Buffer[] = [];
       answer.on('data', (chunk: Buffer) => {
         chunks.push(chunk);
-        res.write(chunk);
+        if (!held) res.write(chunk);
       });
       answer.on('error', () => res.destroy());
       answer.on('end', () => {
-        res.end();
+        if (held) held.onHeld();
+        else res.end();
         const exchange: Exchange = {
           instance,
           path: req.url ?? '/',
@@ -160,6 +174,9 @@ export async function startTaggingProxy(target: string, instance: string, onExch
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     exchanges,
+    holdAnswer(match, onHeld) {
+      hold = { match, onHeld };
+    },
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -262,6 +279,23 @@ export class Cluster {
     const again = { ...old, process: startPincer(old.env, { dataDir: old.process.dataDir }) };
     this.instances[index] = again;
     return again;
+  }
+
+  /**
+   * Keeps the next answer of the Telegram fake to a request `match` picks, from
+   * whichever instance makes it, from reaching that instance (see
+   * {@link TaggingProxy.holdAnswer}). Resolves with the instance once the fake has answered.
+   */
+  holdTelegramAnswer(match: AnswerMatch): Promise<string> {
+    return new Promise((resolve) => {
+      let taken = false;
+      for (const instance of this.instances) {
+        instance.telegram?.holdAnswer(
+          (path, body) => !taken && match(path, body) && (taken = true),
+          () => resolve(instance.id),
+        );
+      }
+    });
   }
 
   /** SIGKILL, then the exit; returns when the process is gone. */

@@ -2,25 +2,52 @@
  * Three instances of the built product on one Redis store answer as one bot
  * (SPEC section 15), on the Telegram fake (one elected poller) and the Slack
  * fake in Socket Mode (a connection per instance, events spread over them):
- * - 1,000 messages over 100 threads with instances SIGKILLed at three moments of
- *   the run (and started again): every message answered, each chat's answers in
- *   the order it wrote, none twice but where docs/deployment.md allows it;
- * - an approval pressed after the instance that showed it died: the tool runs
- *   once and its answer arrives once;
+ * - 1,000 messages over 100 threads, the Telegram poller SIGKILLed once a
+ *   third of them are answered: every message answered once, and each chat's
+ *   answers in the order it wrote;
+ * - an instance SIGKILLed at a chosen moment of a turn, each reached by waiting
+ *   for what the fakes see, never by time: while the model is asked (before it
+ *   answers), while a tool call runs, right after the answer was delivered, and
+ *   with an approval prompt open (pressed after the kill);
  * - a policy change made on one instance holds for every instance's next
  *   model request.
+ *
+ * What a kill may and may not do, as README.md ("A crash or restart drops
+ * nothing") and docs/deployment.md (answers put on record part by part; on
+ * Telegram a part is sent again only when its record cannot be found, as when
+ * two posts of one chat are cut by the same kill, which these tests never do)
+ * promise:
+ * - no message is lost: each is answered, after the lease of the dead instance
+ *   lapses and a survivor takes its threads up;
+ * - none is answered twice, and each chat's answers keep its order;
+ * - a turn cut while it ran (the model asked, a tool running) is continued by
+ *   a survivor, and its person is told so in one line (RESTART_NOTICE), once;
+ * - a turn cut once its answer was written is not run again: the answer on
+ *   record is delivered, or found already posted, and no line is sent; the
+ *   post accepted by Telegram before the instance heard back is found, not
+ *   posted again;
+ * - a tool call that was running is not run again: the model is told it was
+ *   interrupted (INTERRUPTED_RESULT);
+ * - an approval survives the instance that showed it: the tool runs once.
+ * "Nothing more happened" is checked with a marker, not a wait: the chat sends
+ * one more message after the kill; a thread's messages are answered in order by
+ * whoever holds it, so a duplicate would show before the marker's answer.
  * Needs PINCER_TEST_REDIS_URL; uses its database 12, emptied before each test.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeResponder } from '../fakes/llm/server.js';
+import { INTERRUPTED_RESULT, RESTART_NOTICE } from '../../src/chat/turn-restart.js';
+import { threadKeys } from '../../src/cluster/thread-storage.js';
+import { startFakeLlm, textReply, toolCallReply, type FakeLlm, type FakeLlmRequest, type FakeResponder } from '../fakes/llm/server.js';
 import { startFakeSlack, type FakeSlack } from '../fakes/slack/index.js';
-import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram/index.js';
+import { startFakeTelegram, type BotMessageState, type FakeTelegram } from '../fakes/telegram/index.js';
 import { ensureBuilt } from './build.js';
 import {
   answerReport,
   bodyOf,
+  echoOf,
   echoResponder,
   flushDb,
   redisDbUrl,
@@ -30,6 +57,7 @@ import {
   writeAll,
   type Cluster,
   type ClusterChat,
+  type AnswerReport,
   type Exchange,
   holdRedisDb,
 } from './cluster-harness.js';
@@ -115,8 +143,6 @@ async function explained<T>(work: Promise<T>, context: () => string): Promise<T>
 /** The first chats of the run are Telegram's; the rest Slack's. */
 const TELEGRAM_CHATS = 70;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** The model requests of every instance, oldest first. */
 function modelRequests(bot: Cluster): Exchange[] {
   return bot.exchanges('llm').filter((exchange) => exchange.path.endsWith('/chat/completions'));
@@ -139,8 +165,145 @@ function offersFetch(exchange: Exchange): boolean {
   return tools.some((tool) => tool.function?.name === 'http_fetch');
 }
 
+/** The owner's Telegram DM, the thread of the kill tests: its messages are `t1-m<seq>`. */
+const KILL_THREAD = 1;
+const OWNER_THREAD = `telegram:${OWNER.id}`;
+
+/** A bot whose model and page a kill test can hold, and the owner's DM on it. */
+interface KillRig {
+  bot: Cluster;
+  tg: FakeTelegram;
+  /** With `holdModel`: resolves, with the asking instance, once the model holds the request that would answer the first message. */
+  modelHeld: Promise<string>;
+  releaseModel(): void;
+  /** Resolves at the page's first fetch; with `holdPage` the page answers only once released. */
+  pageHit: Promise<void>;
+  releasePage(): void;
+  /** How many times the page was fetched. */
+  hits(): number;
+  /** The owner writes `t1-m<next> text`; resolves once an instance received it. */
+  write(text: string): Promise<void>;
+  /** The owner writes one more message and waits until every message so far is answered. */
+  marker(): Promise<void>;
+  /** The approval prompt in the DM, once shown. */
+  prompt(): Promise<BotMessageState>;
+  /** The instance that holds the DM's thread lease on Redis now: the one running its turn. */
+  holder(): Promise<string>;
+  report(): AnswerReport;
+  /** Every message answered, none twice, in order. */
+  expectEachAnsweredOnce(): void;
+  /** How many times the person was told a turn was taken up after a restart. */
+  notices(): number;
+  /** The answers that quote the tool's result. */
+  answers(): string[];
+  /** The instance behind each model request, in order. */
+  askers(): string[];
+  /** Whether a model request carried `text`. */
+  modelSaw(text: string): boolean;
+  context(): string;
+}
+
+/**
+ * A model that echoes the DM's message ids (see `echoOf`); for a message that says "fetch" it calls
+ * `http_fetch` of the page first, and quotes the tool's result after the echo.
+ */
+function killResponder(url: string, hold: (request: FakeLlmRequest, index: number) => Promise<void>): FakeResponder {
+  return async (request, index) => {
+    const messages = request.messages;
+    const lastTool = messages.findLastIndex((message) => message.role === 'tool');
+    const lastAnswer = messages.findLastIndex((message) => message.role === 'assistant' && !message.tool_calls);
+    if (lastTool > lastAnswer) {
+      const result = textOf(messages[lastTool]!);
+      const said = result.includes(PAGE) ? PAGE : result.slice(0, 120);
+      return textReply(`${echoOf(request)}; the tool said: ${said}`, { latencyMs: MODEL_LATENCY_MS });
+    }
+    const asked = messages.slice(lastAnswer + 1).some((message) => message.role === 'user' && textOf(message).includes('fetch'));
+    if (asked) return toolCallReply([{ name: 'http_fetch', arguments: { url } }], { latencyMs: MODEL_LATENCY_MS });
+    await hold(request, index);
+    return textReply(echoOf(request), { latencyMs: MODEL_LATENCY_MS });
+  };
+}
+
+/** Starts the three instances for a kill test, with a local page for `http_fetch`. */
+async function startKillRig(options: { holdModel?: boolean; holdPage?: boolean }): Promise<KillRig> {
+  let hits = 0;
+  let pageHit!: () => void;
+  const hitOnce = new Promise<void>((resolve) => (pageHit = resolve));
+  let releasePage!: () => void;
+  const pageReleased = options.holdPage ? new Promise<void>((resolve) => (releasePage = resolve)) : Promise.resolve();
+  releasePage ??= () => undefined;
+  server = createServer((_request: IncomingMessage, response: ServerResponse) => {
+    hits += 1;
+    pageHit();
+    void pageReleased.then(() => response.end(PAGE));
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/page`;
+
+  let held = false;
+  let modelHeld!: (instance: string) => void;
+  const heldOnce = new Promise<string>((resolve) => (modelHeld = resolve));
+  let releaseModel!: () => void;
+  const modelReleased = new Promise<void>((resolve) => (releaseModel = resolve));
+  const instanceOf = (index: number) => String(llm?.requestHeaders[index]?.['x-pincer-instance'] ?? '?');
+  const hold = async (request: FakeLlmRequest, index: number) => {
+    if (!options.holdModel || held || !echoOf(request).includes(`t${KILL_THREAD}-m1`)) return;
+    held = true;
+    modelHeld(instanceOf(index));
+    await modelReleased;
+  };
+  const { bot, tg } = await startBot(killResponder(url, hold));
+  const chat = telegramChat(bot, tg, KILL_THREAD, OWNER.id);
+  const sent = new Map<number, string[]>();
+  const write = (text: string) => {
+    const id = `t${KILL_THREAD}-m${(sent.get(KILL_THREAD) ?? []).length + 1}`;
+    sent.set(KILL_THREAD, [...(sent.get(KILL_THREAD) ?? []), id]);
+    return chat.send(`${id} ${text}`);
+  };
+  const report = () => answerReport([chat], sent);
+  const context = () => `the DM shows ${JSON.stringify(dmMessages(tg).map((message) => message.plainText))}; the page was fetched ${hits} times; ${report().text}\n${bot.describe([String(OWNER.id)])}`;
+  return {
+    bot,
+    tg,
+    modelHeld: heldOnce,
+    releaseModel,
+    pageHit: hitOnce,
+    releasePage,
+    hits: () => hits,
+    write,
+    async marker() {
+      await write('marker');
+      await waitUntil(() => report().missing.length === 0, 60_000, () => `every message up to the marker to be answered; ${context()}`);
+    },
+    prompt: () => waitUntil(() => dmMessages(tg).find((message) => buttonsOf(message).length > 0), 30_000, () => `an approval prompt; ${context()}`),
+    async holder() {
+      const redis = new Redis(STORE, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await redis.connect();
+        const lease = await redis.get(threadKeys(OWNER_THREAD).lease);
+        if (!lease) throw new Error(`no instance holds ${OWNER_THREAD}; ${context()}`);
+        return lease.split('#')[0]!;
+      } finally {
+        redis.disconnect();
+      }
+    },
+    report,
+    expectEachAnsweredOnce() {
+      const final = report();
+      expect(final.missing, context()).toEqual([]);
+      expect(final.duplicated, context()).toEqual([]);
+      expect(final.disordered, context()).toEqual([]);
+    },
+    notices: () => dmMessages(tg).filter((message) => message.plainText === RESTART_NOTICE).length,
+    answers: () => dmMessages(tg).map((message) => message.plainText).filter((text) => text.includes('the tool said:')),
+    askers: () => (llm?.requestHeaders ?? []).map((_, index) => instanceOf(index)),
+    modelSaw: (text) => (llm?.requests ?? []).some((request) => request.messages.some((message) => textOf(message).includes(text))),
+    context,
+  };
+}
+
 describe.skipIf(!REDIS)(`three instances on one Redis store${SKIPPED}`, () => {
-  it('1,000 messages over 100 threads, instances SIGKILLed at three moments: none lost, each chat in order, none answered twice', async () => {
+  it('1,000 messages over 100 threads, the Telegram poller SIGKILLed once a third are answered: each answered once, each chat in order', async () => {
     const { bot, tg, sl } = await startBot(echoResponder(MODEL_LATENCY_MS));
     const chats: ClusterChat[] = [
       ...Array.from({ length: TELEGRAM_CHATS }, (_, i) => telegramChat(bot, tg, i, telegramUser(i))),
@@ -148,111 +311,130 @@ describe.skipIf(!REDIS)(`three instances on one Redis store${SKIPPED}`, () => {
       ...Array.from({ length: 10 }, (_, i) => slackChat(bot, sl, 90 + i, slackUser(90 + i), TEAM_CHANNEL, true)),
     ];
     const sent = new Map<number, string[]>();
+    let victim = 'b';
+    let answeredAtKill = 0;
     const report = () => answerReport(chats, sent);
-    /**
-     * Three kills at moments of the run, not of the clock, each followed by a restart of the
-     * instance killed, so that three instances serve the rest: the elected Telegram poller once
-     * 15% of the messages are answered (every Telegram thread waits for the next election); the
-     * instance that asked the model last once 45% are (a turn in flight); the one that posted to
-     * Slack last once 75% are (a delivery in flight).
-     */
-    const moments: { at: number; who: string; victim: () => string | undefined }[] = [
-      { at: 150, who: 'the Telegram poller', victim: () => bot.poller() },
-      { at: 450, who: 'the instance that asked the model last', victim: () => modelRequests(bot).at(-1)?.instance },
-      { at: 750, who: 'the instance that posted to Slack last', victim: () => bot.exchanges('slack').filter((exchange) => /chat\.(postMessage|update)$/.test(exchange.path)).at(-1)?.instance },
-    ];
-    const kills: string[] = [];
-    /** What the killed processes printed (their successors' log lines are read there too). */
-    const killedOutput: string[] = [];
-    const killing = (async () => {
-      for (const moment of moments) {
-        await waitUntil(() => report().answered >= moment.at, 120_000, () => `${moment.at} answers before killing ${moment.who}; ${report().text}`);
-        const victim = moment.victim() ?? 'b';
-        await bot.kill9(victim);
-        kills.push(`${victim} (${moment.who}, at ${report().answered} answers)`);
-        killedOutput.push(bot.get(victim).process.output());
-        bot.restart(victim);
-      }
-    })();
+    // Mid-run by what the fakes show, not by time: once a third of the 1,000 are answered, while the
+    // rest are still being written. The elected Telegram poller is the worst one to lose: every
+    // Telegram thread waits for the next election.
+    const killing = waitUntil(() => report().answered >= 333, 90_000, () => `a third of the messages to be answered; ${report().text}`).then(async () => {
+      answeredAtKill = report().answered;
+      victim = bot.poller() ?? 'b';
+      await bot.kill9(victim);
+    });
     const resent = () => sl.socketDeliveries.filter((delivery) => delivery.retryAttempt > 0).length;
-    const notFound = () =>
-      [...killedOutput, ...bot.instances.map((instance) => instance.process.output())].reduce(
-        (count, output) => count + output.split('\n').filter((line) => line.includes('a part that may have gone out was not found')).length,
-        0,
-      );
     const context = () => {
-      const now = report();
       const redelivered = threadsResumedInDelivery(bot).length;
-      return `SIGKILLed: ${kills.join('; ') || 'none yet'}; Slack sent ${resent()} envelopes again; ${redelivered} threads were resumed while delivering; a Telegram part not found by a successor ${notFound()} times\n${now.text}\n${bot.describe(now.troubled.slice(0, 4))}`;
+      return `instance ${victim} was SIGKILLed with ${answeredAtKill} messages answered; Slack sent ${resent()} envelopes again; ${redelivered} threads were resumed while delivering\n${report().text}\n${bot.describe(report().troubled.slice(0, 4))}`;
     };
     await explained(Promise.all([writeAll(chats, 10, 5_000, sent), killing]), context);
     await waitUntil(() => report().missing.length === 0, 90_000, () => `every message to be answered\n${context()}`);
+    expect(report().sent, context()).toBe(1_000);
 
-    // A late second answer (a turn redone after its lease moved) would come before an answer to a
-    // message sent after it in the same chat, whose answers keep its order: one more message per
-    // chat, and once each is answered, nothing earlier can still arrive.
-    await bot.waitRunning(30_000);
-    await Promise.all(
-      chats.map(async (chat) => {
-        const marker = `t${chat.thread}-m${(sent.get(chat.thread)?.length ?? 0) + 1}`;
-        sent.set(chat.thread, [...(sent.get(chat.thread) ?? []), marker]);
-        await chat.send(marker);
-      }),
+    // An answer given twice may come late (a turn redone after the lease moved). Instead of waiting
+    // for nothing more, each chat writes one more message: its thread is answered in order, so a
+    // late repeat shows before that marker's answer (and out of order if after).
+    await explained(
+      Promise.all(
+        chats.map((chat) => {
+          const text = `t${chat.thread}-m${(sent.get(chat.thread) ?? []).length + 1}`;
+          sent.set(chat.thread, [...(sent.get(chat.thread) ?? []), text]);
+          return chat.send(text);
+        }),
+      ),
+      context,
     );
-    await waitUntil(() => report().missing.length === 0, 90_000, () => `every marker to be answered\n${context()}`);
+    await waitUntil(() => report().missing.length === 0, 60_000, () => `every chat's marker to be answered\n${context()}`);
     const final = report();
-    expect(kills, context()).toHaveLength(3);
     expect(final.sent, context()).toBe(1_100);
     expect(final.missing, context()).toEqual([]);
     expect(final.disordered, context()).toEqual([]);
-    // What docs/deployment.md allows: an answer shown twice only on Telegram, and only where a
-    // successor looked for a part the killed instance may have posted and did not find it (then
-    // it posts it again rather than lose it). Slack's metadata and the record of Telegram's posts
-    // otherwise let a successor find what the killed instance posted.
-    const telegramTwice = final.duplicated.filter((entry) => Number(/^t(\d+)-/.exec(entry)?.[1]) < TELEGRAM_CHATS);
-    expect(final.duplicated.filter((entry) => !telegramTwice.includes(entry)), context()).toEqual([]);
-    expect(telegramTwice.length, context()).toBeLessThanOrEqual(notFound());
-  }, 240_000);
-
-  it('an approval pressed after the instance that showed it was SIGKILLed: the tool runs once, the answer arrives once', async () => {
-    let hits = 0;
-    server = createServer((_request, response) => {
-      hits += 1;
-      response.end(PAGE);
-    });
-    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/page`;
-    const { bot, tg } = await startBot((request) => {
-      const last = request.messages.at(-1)!;
-      if (last.role === 'tool') return textReply(`Tool said: ${textOf(last).includes(PAGE) ? PAGE : textOf(last).slice(0, 300)}`, { latencyMs: MODEL_LATENCY_MS });
-      return toolCallReply([{ name: 'http_fetch', arguments: { url } }], { latencyMs: MODEL_LATENCY_MS });
-    });
-    const shown = () => `the DM shows ${JSON.stringify(dmMessages(tg).map((message) => message.plainText))}, the page was fetched ${hits} times\n${bot.describe([String(OWNER.id)])}`;
-
-    say(tg, 'please fetch the page');
-    const prompt = await waitUntil(() => dmMessages(tg).find((message) => buttonsOf(message).length > 0), 30_000, () => `an approval prompt; ${shown()}`);
-    // The instance whose post (or edit) put the buttons on that message; its proxy records it once the answer is back.
-    const showedBy = () =>
-      bot
-        .exchanges('telegram')
-        .filter((exchange) => /\/(sendMessage|editMessageText)$/.test(exchange.path) && bodyOf(exchange.requestBody).reply_markup !== undefined)
-        .filter((exchange) => (bodyOf(exchange.responseBody).result as { message_id?: number } | undefined)?.message_id === prompt.messageId)
-        .at(-1)?.instance;
-    const shower = await waitUntil(showedBy, 5_000, () => `the instance that showed the prompt; ${shown()}`);
-    await sleep(300);
-    await bot.kill9(shower);
-    press(tg, prompt, 'Approve');
-
-    const answers = () => dmMessages(tg).filter((message) => message.plainText.includes('Tool said:'));
-    await waitUntil(() => answers().length > 0, 60_000, () => `the answer after the approval (instance ${shower} showed the prompt and was SIGKILLed); ${shown()}`);
-    // The thread's next turn begins only after this one ended on every instance: its prompt is the
-    // marker after which no second fetch or second answer of the first turn can still come.
-    say(tg, 'and once more');
-    await waitUntil(() => dmMessages(tg).some((message) => message.messageId !== prompt.messageId && buttonsOf(message).length > 0), 30_000, () => `the next turn's prompt; ${shown()}`);
-    expect(hits, `instance ${shower} showed the prompt and was SIGKILLed; ${shown()}`).toBe(1);
-    expect(answers(), shown()).toHaveLength(1);
-    expect(answers()[0]!.plainText).toBe(`Tool said: ${PAGE}`);
+    // No answer shows twice on any platform, including a part the killed instance's platform
+    // accepted just before the kill: the successor finds it (Slack's metadata, Discord's nonce,
+    // Telegram's record of posts, channels/telegram/sent-trail.ts) and does not post it again.
+    expect(final.duplicated, context()).toEqual([]);
   }, 180_000);
+
+  describe('an instance SIGKILLed at a chosen moment of a turn', () => {
+    it('while the model is asked, before it answers: a survivor continues the turn, tells the person once, answers once', async () => {
+      const rig = await startKillRig({ holdModel: true });
+      await rig.write('hello');
+      const asker = await rig.modelHeld;
+      await rig.bot.kill9(asker);
+      rig.releaseModel();
+      await rig.marker();
+      rig.expectEachAnsweredOnce();
+      expect(rig.notices(), rig.context()).toBe(1);
+      // The survivor asked the model again; the killed instance never had the answer to send.
+      expect(rig.askers().filter((instance) => instance !== asker).length, rig.context()).toBeGreaterThan(0);
+    }, 60_000);
+
+    it('while a tool call runs: the call is not run again, the model is told it was interrupted, the person is told once', async () => {
+      const rig = await startKillRig({ holdPage: true });
+      await rig.write('please fetch the page');
+      press(rig.tg, await rig.prompt(), 'Approve');
+      await rig.pageHit;
+      // The turn runs on the instance that holds its thread's lease.
+      const runner = await rig.holder();
+      await rig.bot.kill9(runner);
+      rig.releasePage();
+      await rig.marker();
+      rig.expectEachAnsweredOnce();
+      expect(rig.hits(), rig.context()).toBe(1);
+      expect(rig.modelSaw(INTERRUPTED_RESULT), rig.context()).toBe(true);
+      expect(rig.notices(), rig.context()).toBe(1);
+    }, 60_000);
+
+    it('right after its answer was delivered: the answer is not sent again', async () => {
+      const rig = await startKillRig({});
+      await rig.write('hello');
+      await waitUntil(() => rig.report().missing.length === 0, 30_000, () => `the answer; ${rig.context()}`);
+      // At once: the instance may not yet have put the part on record, nor closed the turn.
+      const answerer = rig.bot.telegramAnswerer(OWNER.id)!;
+      await rig.bot.kill9(answerer);
+      await rig.marker();
+      rig.expectEachAnsweredOnce();
+      // A survivor that takes up the turn before it was closed delivers the answer on record: no line.
+      expect(rig.notices(), rig.context()).toBe(0);
+    }, 60_000);
+
+    it('after Telegram accepted its answer, before the instance heard back: a survivor finds the post and does not send it again', async () => {
+      const rig = await startKillRig({});
+      // The post is made and recorded by the fake, its answer kept from the instance: the part is not on
+      // record as sent (docs/deployment.md), the case channels/telegram/sent-trail.ts is for.
+      const answerer = rig.bot.holdTelegramAnswer((path, body) => path.endsWith('/sendMessage') && String(bodyOf(body).text ?? '').includes('echo: t1-m1'));
+      await rig.write('hello');
+      const victim = await answerer;
+      expect(rig.report().missing, rig.context()).toEqual([]);
+      await rig.bot.kill9(victim);
+      await rig.marker();
+      rig.expectEachAnsweredOnce();
+      // The turn was still open, delivering: a survivor finishes the delivery, with no line.
+      expect(rig.notices(), rig.context()).toBe(0);
+    }, 60_000);
+
+    it('with an approval prompt open, pressed after the kill: the tool runs once, the answer arrives once', async () => {
+      const rig = await startKillRig({});
+      await rig.write('please fetch the page');
+      const prompt = await rig.prompt();
+      // The instance whose post (or edit) put the buttons on that message; its proxy records it once the answer is back.
+      const showedBy = () =>
+        rig.bot
+          .exchanges('telegram')
+          .filter((exchange) => /\/(sendMessage|editMessageText)$/.test(exchange.path) && bodyOf(exchange.requestBody).reply_markup !== undefined)
+          .filter((exchange) => (bodyOf(exchange.responseBody).result as { message_id?: number } | undefined)?.message_id === prompt.messageId)
+          .at(-1)?.instance;
+      const shower = await waitUntil(showedBy, 5_000, () => `the instance that showed the prompt; ${rig.context()}`);
+      await rig.bot.kill9(shower);
+      press(rig.tg, prompt, 'Approve');
+      await rig.marker();
+      rig.expectEachAnsweredOnce();
+      expect(rig.hits(), `instance ${shower} showed the prompt and was SIGKILLed; ${rig.context()}`).toBe(1);
+      // The marker may be read by the turn the press resumed (then both are echoed in its answer).
+      expect(rig.answers(), rig.context()).toHaveLength(1);
+      expect(rig.answers()[0], rig.context()).toMatch(new RegExp(`^echo: t1-m1( t1-m2)?; the tool said: ${PAGE}$`));
+    }, 60_000);
+  });
 
   it('/policy disable http_fetch on one instance: no instance offers http_fetch to the model afterwards', async () => {
     const { bot, tg, sl } = await startBot(echoResponder(MODEL_LATENCY_MS));

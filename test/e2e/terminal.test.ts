@@ -91,7 +91,9 @@ describe.skipIf(!hasScript)('terminal channel on a pseudo-terminal', () => {
 
       terminal.type('stream please\r');
       await terminal.see('Streamed sentence 8 of the answer.');
-      await new Promise((resolve) => setTimeout(resolve, 400));
+      // The terminal writes in order: the answer printed again would come before the reply to the next message.
+      terminal.type('marker please\r');
+      await terminal.see(replyTo('marker please'));
       expect(terminal.screen().split("Streamed sentence 1 of").length - 1, JSON.stringify(terminal.screen())).toBe(1);
 
       terminal.type(`fetch ${url}\r`);

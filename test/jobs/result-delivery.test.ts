@@ -73,13 +73,16 @@ describe('a job\'s result', () => {
     await rig.platform.waitFor(() => rig!.platform.messagesIn(dm).some((m) => m.text === 'On it.'), 5_000, 'the answer to the request');
     // Every send fails from here: the result is given up after the outbox's retries (about 7.5 s).
     rig.platform.failNext('send', 1_000);
+    let givenUp = false;
+    rig.app.services.events.on('message.out', (event) => (givenUp ||= event.type === 'send' && !event.ok));
     release();
     const jobs = rig.app.services.jobs;
     const deadline = Date.now() + 10_000;
     let ended = (await jobs.list({ states: ['completed'] }))[0];
     for (; !ended && Date.now() < deadline; ended = (await jobs.list({ states: ['completed'] }))[0]) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(ended).toBeDefined();
-    await new Promise((resolve) => setTimeout(resolve, 8_500));
+    // The status line was posted before the failures began: the one send given up is the result's.
+    await rig.platform.waitFor(() => givenUp, 15_000, 'the result to be given up');
     await rig.stopApp();
     expect(results()).toHaveLength(0);
     rig.platform.failNext('send', 0);
@@ -89,7 +92,11 @@ describe('a job\'s result', () => {
     await rig.stopApp();
     await markOwed(rig.dir, ended!.id);
     await rig.startApp();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // The start looks for results owed in the background, and clears the mark once the result is
+    // posted or found already posted: by then a second post would have been made.
+    for (const end = Date.now() + 5_000; (await rig.app.services.jobs.get(ended!.id))?.resultOwed; await new Promise((resolve) => setTimeout(resolve, 20))) {
+      if (Date.now() > end) throw new Error('the owed result was not settled');
+    }
     expect(results()).toHaveLength(1);
     const history = await rig.app.services.history.get('test:dm-owner');
     expect(history!.messages.filter((m) => m.role === 'assistant' && String(m.content).includes(FOUND))).toHaveLength(1);

@@ -22,6 +22,12 @@ export interface Harness {
   tools: ToolLog;
   app: App;
   config: Config;
+  /**
+   * The thread key of every event that reached the app (before its own checks), in the order the
+   * channel handed them over: one channel's events are routed in order, so an event handed over
+   * before a later one that was answered is listed before it.
+   */
+  inbound: string[];
   /** Stops the app and starts a new one on the same store and fake platform. */
   restart(): Promise<void>;
   close(): Promise<void>;
@@ -107,6 +113,7 @@ export async function startHarness(platform: ScenarioDriver, overrides: ConfigIn
     llm: { baseUrl: llm.url, apiKey: 'sk-test-key-0000', model: 'fake-model', maxRetries: 2, retryBaseDelayMs: 20, retryMaxDelayMs: 100, timeoutMs: 20_000, ...overrides.llm },
     agent: { maxToolIterations: 4, approvalTimeoutMs: 60_000, shutdownTimeoutMs: 3_000, ...overrides.agent },
   });
+  const inbound: string[] = [];
   const build = async () => {
     const app = await createApp({
       config,
@@ -115,6 +122,7 @@ export async function startHarness(platform: ScenarioDriver, overrides: ConfigIn
       tools: scenarioTools(tools),
       channels: [{ name: platform.name, create: (deps) => platform.createChannel(deps, { owners: config.owners, ...(options.access ? { access: options.access } : {}) }) }],
     });
+    app.services.events.on('message.in', (event) => inbound.push(event.thread));
     await app.start();
     return app;
   };
@@ -124,6 +132,7 @@ export async function startHarness(platform: ScenarioDriver, overrides: ConfigIn
     brain,
     tools,
     config,
+    inbound,
     app: await build(),
     async restart() {
       await harness.app.stop('restart');

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { REPEATED_FAILURE_NOTICE, roundsExhaustedMessage } from '../../src/engine/guards/notices.js';
 import { NOT_AVAILABLE } from '../../src/channels/access.js';
-import { STALE_BUTTON } from '../../src/channels/types.js';
+import { STALE_BUTTON, threadKeyOf } from '../../src/channels/types.js';
 import { minimalPdf } from '../support/pdf.js';
 import { NO_SUCH_TOOL_ANSWER } from './brain.js';
 import type { ScenarioChat, ScenarioDriver, ScenarioUser } from './driver.js';
@@ -35,8 +35,27 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
   const seenBy = (user: ScenarioUser, chat: ScenarioChat) => [...h.driver.messages(chat).map((m) => m.text), ...h.driver.privateNotices(user)];
   /** The bot's messages in `chat` from the `from`-th on, as one text. */
   const shown = (chat: ScenarioChat, from = 0) => h.driver.messages(chat).slice(from).map((m) => m.text).join('\n');
-  /** Time for a refused event to have gone wherever it would go. */
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+  let markers = 0;
+  /**
+   * Writes a marker message in `chat` and waits for its answer. A thread handles its work in order
+   * (a turn, an approved call resumed, a press's effect queued on the thread), so whatever the
+   * events sent before the marker in this thread would have caused, a late duplicate included, has
+   * happened by the time the marker is answered: no fixed wait for "nothing more".
+   */
+  const marker = async (chat: ScenarioChat, user: ScenarioUser = alice, options: { mention?: boolean } = {}) => {
+    const text = `marker ${++markers}`;
+    await h.driver.sendMessage(chat, user, text, options);
+    await waitForMessage(h, chat, `echo: ${text}`);
+  };
+  /**
+   * Whether an event of `chat` (or of a thread in it) reached the app. One channel hands its events
+   * over in order, so once a later event of the same channel was answered, an earlier one that got
+   * through the channel's access checks is listed here.
+   */
+  const reachedApp = (chat: ScenarioChat) => {
+    const key = threadKeyOf({ channel: h.driver.name, chatId: chat.id });
+    return h.inbound.some((thread) => thread === key || thread.startsWith(`${key}:`));
+  };
   /**
    * A scenario that needs what the channel may not have (groups, a second
    * person, late presses): skipped with the driver's reason instead of faked.
@@ -118,11 +137,12 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await start();
       const group = h.driver.group();
       await h.driver.sendMessage(group, alice, 'the secret word is pineapple');
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      expect(h.llm.requests).toHaveLength(0);
-      expect(h.driver.messages(group)).toHaveLength(0);
       await h.driver.sendMessage(group, bob, 'what was said?', { mention: true });
       await waitForMessage(h, group, 'echo: what was said?');
+      // The group is one thread, handled in order: had the unaddressed message been answered, its
+      // model request and reply would have come before these.
+      expect(h.llm.requests).toHaveLength(1);
+      expect(h.driver.messages(group)).toHaveLength(1);
       const sent = h.llm.requests[0]!.messages.map((m) => String(m.content)).join('\n');
       expect(sent).toContain('the secret word is pineapple');
       expect(sent).toContain(alice.name);
@@ -168,7 +188,8 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
         return h.llm.served === 1 && /Sentence 12 of/.test(shown(dm));
       }, 'the whole streamed answer', 15_000);
       expect(partial, 'part of the answer was shown before the end').toBe(true);
-      await settle();
+      // A late repeat of a part would be posted before the marker's answer.
+      await marker(dm);
       for (let sentence = 1; sentence <= 12; sentence++) {
         expect(shown(dm).match(new RegExp(`Sentence ${sentence} of`, 'g')), `sentence ${sentence}`).toHaveLength(1);
       }
@@ -305,8 +326,12 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       const prompt = await waitForApproval(h, dm);
       await waitForMessage(h, dm, /result: The approval request expired/, 10_000);
       expect((await waitForResolved(h, dm, prompt.messageId)).text).toMatch(/expired/i);
+      const notices = h.driver.privateNotices(alice).length;
       await h.driver.pressApproval(dm, alice, prompt, 'approve').catch(() => undefined);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      // The press is answered once judged; a press taken would have queued the call on the thread
+      // before that answer, so it would run before the marker is answered.
+      if (!driver.noLatePresses) await waitFor(() => h.driver.privateNotices(alice).length > notices, 'the late press to be answered');
+      await marker(dm);
       expect(h.tools.notes).toHaveLength(0);
     });
 
@@ -343,7 +368,8 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await h.driver.pressApproval(dm, alice, prompt, 'approve');
       await h.driver.pressApproval(dm, alice, prompt, 'approve');
       await waitForMessage(h, dm, 'saved note "survive"');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await waitFor(() => h.driver.privateNotices(alice).some((t) => /already answered/i.test(t)), 'the second press to be refused');
+      await marker(dm);
       expect(h.tools.notes).toEqual(['survive']);
     });
 
@@ -384,7 +410,7 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
         await h.driver.pressApproval(dm, alice, prompt, 'approve');
         await waitFor(() => h.driver.privateNotices(alice).some((t) => /already answered|no longer valid/i.test(t)), 'a stale-press notice');
       }
-      await settle();
+      await marker(dm);
       expect(h.tools.notes).toHaveLength(0);
     });
 
@@ -616,7 +642,9 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       // Owners count as listed users: a list that forgets them does not lock them out.
       await h.driver.sendMessage(h.driver.dm(owner), owner, 'hello from the owner');
       await waitForMessage(h, h.driver.dm(owner), 'echo: hello from the owner');
-      await settle();
+      // Bob's DM is another thread, so its turn would not be ordered before these answers; its
+      // message would have reached the app before them, though, and it did not.
+      expect(reachedApp(h.driver.dm(bob))).toBe(false);
       expect(modelSaw('let me in')).toBe(false);
       expect(h.driver.messages(h.driver.dm(bob))).toEqual([]);
       expect(h.llm.requests).toHaveLength(2);
@@ -631,7 +659,8 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await waitForMessage(h, listed, 'echo: from the listed group');
       await h.driver.sendMessage(h.driver.dm(bob), bob, 'from a dm');
       await waitForMessage(h, h.driver.dm(bob), 'echo: from a dm');
-      await settle();
+      // Another thread: checked by its arrival at the app, which comes in the channel's order.
+      expect(reachedApp(unlisted)).toBe(false);
       expect(modelSaw('from the unlisted group')).toBe(false);
       expect(h.driver.messages(unlisted)).toEqual([]);
     });
@@ -647,7 +676,9 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await waitForMessage(h, listed, 'echo: alice in the listed group');
       await h.driver.sendMessage(h.driver.dm(alice), alice, 'alice in a dm');
       await waitForMessage(h, h.driver.dm(alice), 'echo: alice in a dm');
-      await settle();
+      // Other threads: checked by their arrival at the app, which comes in the channel's order.
+      expect(reachedApp(unlisted)).toBe(false);
+      expect(h.inbound.filter((thread) => thread.startsWith(threadKeyOf({ channel: h.driver.name, chatId: listed.id })))).toHaveLength(1);
       expect(modelSaw('alice elsewhere')).toBe(false);
       expect(modelSaw('bob in the listed group')).toBe(false);
       expect(h.driver.messages(unlisted)).toEqual([]);
@@ -658,9 +689,13 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       const dm = h.driver.dm(bob);
       await h.driver.sendCommand(dm, bob, 'status');
       await waitFor(() => seenBy(bob, dm).includes(NOT_AVAILABLE), () => `the refusal; bob saw ${JSON.stringify(seenBy(bob, dm))}`);
-      await settle();
+      // The channel refuses in the order events come, and Alice's marker comes after Bob's command:
+      // a second refusal, or the command let through, would show by the marker's answer.
+      await marker(h.driver.dm(alice));
+      expect(reachedApp(dm)).toBe(false);
       expect(seenBy(bob, dm)).toEqual([NOT_AVAILABLE]);
-      expect(h.llm.requests).toHaveLength(0);
+      // The one model request is the marker's.
+      expect(h.llm.requests).toHaveLength(1);
     });
 
     itAccess('a button press from outside the allowlists gets the shared refusal and changes nothing', async () => {

@@ -58,10 +58,12 @@ describe('the fake Discord with two shards', () => {
     discord.userMessage({ channelId: inZero.id, author: alice, content: 'to zero' });
     discord.userMessage({ channelId: inOne.id, author: alice, content: 'to one' });
     discord.userMessage({ channelId: discord.dmChannel(alice).id, author: alice, content: 'a dm' });
-    await discord.waitFor(() => a.texts.length === 2 && b.texts.length === 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(a.texts).toEqual(['to zero', 'a dm']);
-    expect(b.texts).toEqual(['to one']);
+    // A shard's events come in order on its connection: one sent to the wrong shard would come before its marker.
+    discord.userMessage({ channelId: inZero.id, author: alice, content: 'marker zero' });
+    discord.userMessage({ channelId: inOne.id, author: alice, content: 'marker one' });
+    await discord.waitFor(() => a.texts.includes('marker zero') && b.texts.includes('marker one'));
+    expect(a.texts).toEqual(['to zero', 'a dm', 'marker zero']);
+    expect(b.texts).toEqual(['to one', 'marker one']);
   });
 
   it('refuses an IDENTIFY for a shard outside the count', async () => {

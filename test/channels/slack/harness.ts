@@ -51,9 +51,13 @@ export class EventRecorder {
     return this.events.slice(0, count);
   }
 
-  /** Lets in-flight handlers finish, then returns every event so far. */
-  async settle(ms = 150): Promise<InboundEvent[]> {
-    await new Promise((resolve) => setTimeout(resolve, ms));
+  /**
+   * Every event so far, once the caller has seen the envelopes acknowledged: Socket Mode acknowledges
+   * an event only after its listeners ran (slack/connection.ts), so what they yield is queued by then,
+   * and one turn of the event loop lets this recorder take it. Not a wait for "nothing more".
+   */
+  async acknowledged(): Promise<InboundEvent[]> {
+    await new Promise((resolve) => setImmediate(resolve));
     return [...this.events];
   }
 

@@ -44,7 +44,7 @@ describe('SlackChannel inbound messages', () => {
     const { fake, recorder } = await start();
     const first = await fake.sendMessage({ channel: GENERAL, user: BOB.id, text: 'what time is it?', mention: true, order: 'mention-first' });
     const second = await fake.sendMessage({ channel: GENERAL, user: BOB.id, text: 'and now?', mention: true, order: 'message-first' });
-    const events = (await recorder.settle()) as InboundMessage[];
+    const events = (await recorder.acknowledged()) as InboundMessage[];
     expect(events).toHaveLength(2);
     expect(events[0]).toMatchObject({
       text: 'what time is it?',
@@ -80,7 +80,7 @@ describe('SlackChannel inbound messages', () => {
     const { fake, recorder } = await start({ threadContextMessages: 2 });
     for (const text of ['one', 'two', 'three']) await fake.sendMessage({ channel: GENERAL, user: BOB.id, text });
     const mention = await fake.sendMessage({ channel: GENERAL, user: ALICE.id, text: 'summarise please', mention: true });
-    const events = (await recorder.settle()) as InboundMessage[];
+    const events = (await recorder.acknowledged()) as InboundMessage[];
     expect(events.map((event) => [event.text, event.mentionsBot, event.chat.subId])).toEqual([
       ['one', false, undefined],
       ['two', false, undefined],
@@ -95,7 +95,7 @@ describe('SlackChannel inbound messages', () => {
     const { fake, recorder } = await start({ threadContextMessages: 0 });
     await fake.sendMessage({ channel: GENERAL, user: BOB.id, text: 'before' });
     await fake.sendMessage({ channel: GENERAL, user: ALICE.id, text: 'hi', mention: true });
-    const events = (await recorder.settle()) as InboundMessage[];
+    const events = (await recorder.acknowledged()) as InboundMessage[];
     expect(events.map((event) => event.text)).toEqual(['before', 'hi']);
   });
 
@@ -118,21 +118,24 @@ describe('SlackChannel inbound messages', () => {
   it('ignores its own messages, other bots, and edits, deletions and joins', async () => {
     const { fake, channel, recorder } = await start();
     await channel.send({ channel: 'slack', chatId: GENERAL }, 'I said this');
-    await fake.sendEvent({ type: 'message', subtype: 'bot_message', bot_id: 'B9OTHER', username: 'ci', text: 'build ok', ts: '1.1', channel: GENERAL, channel_type: 'channel' });
-    await fake.sendEvent({ type: 'message', user: 'U3OTHERBOT', bot_id: 'B8OTHER', text: 'beep', ts: '1.2', channel: GENERAL, channel_type: 'channel' });
-    await fake.sendEvent({ type: 'message', subtype: 'message_changed', channel: GENERAL, channel_type: 'channel', ts: '1.3', message: { user: BOB.id, text: 'edited' } });
-    await fake.sendEvent({ type: 'message', subtype: 'message_deleted', channel: GENERAL, channel_type: 'channel', ts: '1.4' });
-    await fake.sendEvent({ type: 'message', subtype: 'channel_join', user: BOB.id, text: 'joined', channel: GENERAL, channel_type: 'channel', ts: '1.5' });
+    const envelopes = [
+      await fake.sendEvent({ type: 'message', subtype: 'bot_message', bot_id: 'B9OTHER', username: 'ci', text: 'build ok', ts: '1.1', channel: GENERAL, channel_type: 'channel' }),
+      await fake.sendEvent({ type: 'message', user: 'U3OTHERBOT', bot_id: 'B8OTHER', text: 'beep', ts: '1.2', channel: GENERAL, channel_type: 'channel' }),
+      await fake.sendEvent({ type: 'message', subtype: 'message_changed', channel: GENERAL, channel_type: 'channel', ts: '1.3', message: { user: BOB.id, text: 'edited' } }),
+      await fake.sendEvent({ type: 'message', subtype: 'message_deleted', channel: GENERAL, channel_type: 'channel', ts: '1.4' }),
+      await fake.sendEvent({ type: 'message', subtype: 'channel_join', user: BOB.id, text: 'joined', channel: GENERAL, channel_type: 'channel', ts: '1.5' }),
+    ];
     await fake.sendMessage({ channel: GENERAL, user: BOB.id, text: 'a person' });
-    const events = (await recorder.settle()) as InboundMessage[];
+    await Promise.all(envelopes.map((id) => fake.waitForAck(id)));
+    const events = (await recorder.acknowledged()) as InboundMessage[];
     expect(events.map((event) => event.text)).toEqual(['a person']);
   });
 
   it('passes other bots on when respondToBots is set, marked as bots', async () => {
     const { fake, channel, recorder } = await start({ respondToBots: true });
     await channel.send({ channel: 'slack', chatId: GENERAL }, 'I said this');
-    await fake.sendEvent({ type: 'message', subtype: 'bot_message', bot_id: 'B9OTHER', username: 'ci', text: 'build ok', ts: '1.1', channel: GENERAL, channel_type: 'channel' });
-    const events = (await recorder.settle()) as InboundMessage[];
+    await fake.waitForAck(await fake.sendEvent({ type: 'message', subtype: 'bot_message', bot_id: 'B9OTHER', username: 'ci', text: 'build ok', ts: '1.1', channel: GENERAL, channel_type: 'channel' }));
+    const events = (await recorder.acknowledged()) as InboundMessage[];
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ text: 'build ok', sender: { id: 'B9OTHER', name: 'ci', isBot: true } });
   });
@@ -156,13 +159,13 @@ describe('SlackChannel inbound messages', () => {
     await fake.sendMessage({ channel: PRIVATE, user: ALICE.id, text: 'alice in private' });
     await fake.sendMessage({ channel: GENERAL, user: ALICE.id, text: 'alice in general' });
     await fake.sendMessage({ channel: DM_ALICE, user: ALICE.id, text: 'alice in her DM' });
-    const events = (await recorder.settle()) as InboundMessage[];
+    const events = (await recorder.acknowledged()) as InboundMessage[];
     expect(events.map((event) => event.text)).toEqual(['alice in general', 'alice in her DM']);
     await harness!.close();
 
     harness = await startHarness({ allowedTeams: ['T0OTHER'] });
     await harness.fake.sendMessage({ channel: DM_ALICE, user: ALICE.id, text: 'wrong workspace' });
-    expect(await harness.recorder.settle()).toEqual([]);
+    expect(await harness.recorder.acknowledged()).toEqual([]);
   });
 
   it('ends the event stream on stop', async () => {

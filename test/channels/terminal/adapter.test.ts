@@ -271,7 +271,8 @@ describe('TerminalChannel output', () => {
   it('ends the line of a message once it has settled', async () => {
     const t = await terminal();
     await t.channel.send(TERMINAL_CHAT, 'Done');
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // The line is ended by the terminal's own settle timer: wait for it, then check it came once.
+    for (const end = Date.now() + 5_000; !t.printed().endsWith('\n') && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 10));
     expect(t.printed()).toBe('pincer: Done\n');
   });
 

@@ -43,6 +43,8 @@ export class UpdateFeed {
   private registration: WebhookRegistration | undefined;
   /** Every update id handed to the bot, once per delivery. */
   readonly delivered: number[] = [];
+  /** The highest offset a getUpdates carried: the updates below it are confirmed, never delivered again. */
+  confirmedOffset = 0;
   readonly webhookDeliveries: WebhookDelivery[] = [];
 
   /** The webhook set with setWebhook, if any. */
@@ -73,7 +75,10 @@ export class UpdateFeed {
       throw new ApiFailure(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
     }
     if (this.stalled) return this.hang(onAbort);
-    if (offset !== undefined && offset > 0) this.pending = this.pending.filter((update) => update.update_id >= offset);
+    if (offset !== undefined && offset > 0) {
+      this.pending = this.pending.filter((update) => update.update_id >= offset);
+      this.confirmedOffset = Math.max(this.confirmedOffset, offset);
+    }
     if (this.waiter) {
       this.conflicts++;
       this.waiter.reject(new ApiFailure(409, 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running'));

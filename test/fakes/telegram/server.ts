@@ -179,6 +179,14 @@ export class FakeTelegram {
     return this.feed.push(update);
   }
 
+  /**
+   * Whether the bot confirmed this update: a getUpdates carried a later offset
+   * (a poller asks past an update once it has handled it).
+   */
+  confirmed(updateId: number): boolean {
+    return this.feed.confirmedOffset > updateId;
+  }
+
   /** How many times the bot has fetched (or been posted) this update. */
   deliveries(updateId: number): number {
     return this.feed.delivered.filter((id) => id === updateId).length;
