@@ -7,11 +7,22 @@ import process from 'node:process';
 // Each module is tested only by the test files listed for it, so a run stays minutes, not the whole suite.
 // Tests that need Redis read PINCER_TEST_REDIS_URL from the environment, as in `npm test`.
 
+/** The app-level tests of approvals: presses on each channel, a restart, the loop guard's question in chat and in jobs. */
+const approvalAppTests = [
+  'test/agent/approval-press-chat.test.ts',
+  'test/agent/approval-restart.test.ts',
+  'test/agent/loop-guards.test.ts',
+  'test/jobs/loop-guard.test.ts',
+  'test/channels/discord/approvals.test.ts',
+  'test/channels/slack/approvals.test.ts',
+  'test/channels/telegram/approvals.test.ts',
+];
+
 /** Module → the test files whose job it is to notice a change in it. */
 const testsOf = {
   'src/tools/approval-rule.ts': ['test/tools/approval-rule.test.ts', 'test/jobs/authority.test.ts'],
-  'src/engine/approval-flow.ts': ['test/agent/approval-flow.test.ts'],
-  'src/engine/approval-book.ts': ['test/agent/approval-book.test.ts', 'test/agent/approval-flow.test.ts'],
+  'src/engine/approval-flow.ts': ['test/agent/approval-flow.test.ts', ...approvalAppTests],
+  'src/engine/approval-book.ts': ['test/agent/approval-book.test.ts', 'test/agent/approval-flow.test.ts', ...approvalAppTests],
   'src/routines/claims.ts': ['test/routines/claims.test.ts', 'test/routines/exactly-once.test.ts'],
   'src/deployment/claims.ts': ['test/routines/claims.test.ts', 'test/routines/exactly-once.test.ts'],
   'src/cluster/claims.ts': ['test/cluster/claims.test.ts', 'test/routines/exactly-once.test.ts'],

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ApprovalBook, pressRefusal, type ApprovalPress, type PendingApproval } from '../../src/engine/approval-book.js';
+import { actionsOf, ApprovalBook, grantText, newApproval, newLoopQuestion, pressRefusal, promptOf, subjectOf, type ApprovalPress, type ApprovalRequest, type PendingApproval } from '../../src/engine/approval-book.js';
+import type { SentMessage } from '../../src/channels/types.js';
 import { decodeApprovalPayload, encodeApprovalPayload } from '../../src/channels/approval-payload.js';
 import { Store } from '../../src/store/store.js';
 
@@ -354,5 +355,214 @@ describe('ApprovalBook: corrupt records', () => {
     await expect(book.pendingFor(THREAD)).resolves.toBeUndefined();
     await expect(book.answer(pending.id, press(REQUESTER, 'approve', 'Alice'))).resolves.toEqual({ ok: false, reason: 'unknown' });
     await expect(book.end(pending.id, 'expired')).resolves.toBeUndefined();
+  });
+});
+
+describe('ApprovalBook: the choices a press may make', () => {
+  it.each([
+    ['continue', 'continued'],
+    ['stop', 'stopped'],
+    ['redirect', 'redirected'],
+  ] as const)('records %s on a loop question as %s', async (action, status) => {
+    const first = await start();
+    const loop = approval({ kind: 'loop', allowAlways: false });
+    await first.book.create(loop);
+    const result = await first.book.answer(loop.id, press(REQUESTER, action, 'Alice'));
+    expect(result).toEqual({ ok: true, approval: { ...loop, status, decidedBy: 'Alice', decidedAt: T0 } });
+    const { book } = await reopen(first.store);
+    expect((await book.get(loop.id))?.status).toBe(status);
+    expect(await book.pendingFor(THREAD)).toBeUndefined();
+  });
+
+  it.each([
+    ['a loop question', { kind: 'loop', allowAlways: false }, ['approve', 'always', 'deny']],
+    ['a tool approval', { kind: 'tool', allowAlways: true }, ['continue', 'stop', 'redirect']],
+  ] as const)('refuses on %s a choice its prompt does not offer, and leaves it waiting', async (_what, overrides, actions) => {
+    const first = await start();
+    const pending = approval(overrides);
+    await first.book.create(pending);
+    for (const action of actions) {
+      expect(await first.book.answer(pending.id, press(REQUESTER, action, 'Alice'))).toEqual({ ok: false, reason: 'not_offered', approval: pending });
+    }
+    const { book } = await reopen(first.store);
+    expect(await book.pendingFor(THREAD)).toEqual(pending);
+  });
+
+  it('tells which approval a refused or late press was about, and that an expired one ended just now', async () => {
+    let clock = T0;
+    const first = await start(() => clock);
+    const pending = approval();
+    await first.book.create(pending);
+    expect(await first.book.answer(pending.id, press('telegram:666', 'approve', 'Mallory'))).toEqual({ ok: false, reason: 'not_requester', approval: pending });
+    clock = pending.expiresAt + 5;
+    const expired = { ...pending, status: 'expired', decidedAt: clock };
+    expect(await first.book.answer(pending.id, press(REQUESTER, 'approve', 'Alice'))).toEqual({ ok: false, reason: 'expired', approval: expired, endedNow: true });
+    expect(await first.book.answer(pending.id, press(REQUESTER, 'approve', 'Alice'))).toEqual({ ok: false, reason: 'expired', approval: expired });
+    // Someone else's press after the expiry: the approval is over, whoever pressed.
+    expect(await first.book.answer(pending.id, press('telegram:666', 'approve', 'Mallory'))).toEqual({ ok: false, reason: 'expired', approval: expired });
+    const answered = approval({ threadKey: 'telegram:9' });
+    await first.book.create(answered);
+    clock = T0;
+    const decided = await first.book.answer(answered.id, press(REQUESTER, 'deny', 'Alice'));
+    expect(await first.book.answer(answered.id, press(REQUESTER, 'approve', 'Alice'))).toEqual({ ok: false, reason: 'already_answered', approval: decided.approval });
+  });
+
+  it('ends with who ended it only when told', async () => {
+    const first = await start();
+    const pending = approval();
+    await first.book.create(pending);
+    const ended = await first.book.end(pending.id, 'expired');
+    expect(ended).toEqual({ ...pending, status: 'expired', decidedAt: T0 });
+  });
+
+  it('lists an approval created twice once', async () => {
+    const first = await start();
+    const pending = approval();
+    await first.book.create(pending);
+    await first.book.create(pending);
+    const { book } = await reopen(first.store);
+    expect(await book.allPending()).toEqual([pending]);
+  });
+});
+
+describe('ApprovalBook: where the prompt is', () => {
+  const shownAt: SentMessage = { chat: CHAT, ids: ['501'] };
+
+  it('records where the prompt went, and a press that arrives while it is being shown waits for it', async () => {
+    const first = await start();
+    const pending = approval();
+    await first.book.create(pending);
+    let show!: (location: SentMessage) => void;
+    const showing = first.book.showPrompt(pending.id, () => new Promise((resolve) => (show = resolve)));
+    const located = first.book.promptLocation(pending);
+    show(shownAt);
+    expect(await showing).toEqual(shownAt);
+    expect(await located).toEqual(shownAt);
+    const { book } = await reopen(first.store);
+    expect((await book.get(pending.id))?.prompt).toEqual(shownAt);
+    // Read back after a restart, from the stored record.
+    expect(await book.promptLocation(pending)).toEqual(shownAt);
+    expect(await book.promptLocation({ ...pending, prompt: { chat: CHAT, ids: ['7'] } })).toEqual({ chat: CHAT, ids: ['7'] });
+  });
+
+  it('records nothing for a prompt that could not be shown', async () => {
+    const first = await start();
+    const pending = approval();
+    await first.book.create(pending);
+    expect(await first.book.showPrompt(pending.id, () => Promise.resolve(undefined))).toBeUndefined();
+    expect(await first.book.promptLocation(pending)).toBeUndefined();
+    expect(await first.book.get(pending.id)).toEqual(pending);
+  });
+});
+
+describe('newApproval', () => {
+  const chat = { channel: 'telegram', chatId: '42', kind: 'group', scope: 'telegram:group:42' } as const;
+  const request: ApprovalRequest = {
+    threadKey: THREAD,
+    chat,
+    requester: { id: '7', name: 'Alice' },
+    userId: REQUESTER,
+    call: { id: 'call_1', name: 'shell', arguments: `{"command":"${'x'.repeat(2000)}"}` },
+    deferred: [{ id: 'call_2', name: 'shell', arguments: '{}' }],
+  };
+
+  it('describes a call its tool gave no words for, with the start of its arguments, and no "Always allow"', () => {
+    const made = newApproval(request, TEN_MINUTES, T0);
+    expect(made).toEqual({
+      id: expect.stringMatching(/^[A-Za-z0-9_-]{12}$/),
+      kind: 'tool',
+      threadKey: THREAD,
+      chat,
+      requester: { id: '7', name: 'Alice' },
+      userId: REQUESTER,
+      call: request.call,
+      summary: 'Run the tool shell.',
+      displayArgs: request.call.arguments.slice(0, 1000),
+      allowAlways: false,
+      deferred: request.deferred,
+      createdAt: T0,
+      expiresAt: T0 + TEN_MINUTES,
+      status: 'pending',
+    });
+    expect(made.displayArgs).toHaveLength(1000);
+  });
+
+  it("keeps the tool's words, the topic and title of the chat, the waiting job, the grant, and a trimmed reason of at most 300 characters", () => {
+    const made = newApproval(
+      {
+        ...request,
+        chat: { ...chat, subId: '5', title: 'Ops' },
+        work: { kind: 'job', id: 'j1' },
+        view: { summary: 'Hand tools to a job', displayArgs: '{"tools":2}', allowAlways: true, grant: { unattended: ['files_write'], asking: ['shell'] } },
+        reason: `   ${'r'.repeat(400)}  `,
+      },
+      TEN_MINUTES,
+      T0,
+    );
+    expect(made).toMatchObject({
+      chat: { ...chat, subId: '5', title: 'Ops' },
+      work: { kind: 'job', id: 'j1' },
+      summary: 'Hand tools to a job',
+      displayArgs: '{"tools":2}',
+      allowAlways: true,
+      grant: { unattended: ['files_write'], asking: ['shell'] },
+      reason: 'r'.repeat(300),
+    });
+    expect(newApproval({ ...request, reason: '   ' }, TEN_MINUTES, T0)).not.toHaveProperty('reason');
+  });
+
+  it('makes a loop question: its detail as the summary, no arguments, no later calls', () => {
+    const loop = newLoopQuestion({ ...request, detail: 'shell ran 3 times.' }, TEN_MINUTES, T0);
+    expect(loop).toMatchObject({ kind: 'loop', summary: 'shell ran 3 times.', displayArgs: '', allowAlways: false, deferred: [] });
+    expect(subjectOf(loop)).toBe('loop');
+    expect(subjectOf(approval())).toBe('write_file');
+  });
+});
+
+describe('promptOf', () => {
+  it('shows a tool approval with its tool, arguments, reason and grant, and the choices offered', () => {
+    const pending = approval({ reason: 'To save your notes.', grant: { unattended: ['files_write'], asking: [] } });
+    expect(promptOf(pending)).toEqual({
+      id: pending.id,
+      title: 'Approval needed',
+      tool: 'write_file',
+      summary: 'Write notes.txt',
+      args: '{"path":"notes.txt"}',
+      actions: ['approve', 'always', 'deny'],
+      requestedBy: { id: '7', name: 'Alice' },
+      expiresAt: pending.expiresAt,
+      reason: 'To save your notes.',
+      grant: 'Runs without asking: files_write',
+    });
+    expect(promptOf(approval({ allowAlways: false }))).not.toHaveProperty('reason');
+    expect(promptOf(approval({ allowAlways: false })).actions).toEqual(['approve', 'deny']);
+  });
+
+  it('asks a loop question with Continue, Stop and Try another way, without a tool', () => {
+    const loop = approval({ kind: 'loop', summary: 'web_search ran 3 times.', allowAlways: false });
+    expect(promptOf(loop)).toEqual({
+      id: loop.id,
+      title: 'I seem to be going in circles',
+      summary: 'web_search ran 3 times.\nShall I continue, stop here, or try another way?',
+      actions: ['continue', 'stop', 'redirect'],
+      requestedBy: { id: '7', name: 'Alice' },
+      expiresAt: loop.expiresAt,
+    });
+    expect(actionsOf({ kind: 'loop', allowAlways: true })).toEqual(['continue', 'stop', 'redirect']);
+  });
+
+  it('says what a grant lets run unattended, "nothing" when it is none, and what still asks', () => {
+    expect(grantText({ unattended: ['files_write', 'http_fetch'], asking: ['shell'] })).toBe('Runs without asking: files_write, http_fetch\nAsks you each time: shell');
+    expect(grantText({ unattended: [], asking: ['shell', 'files_write'] })).toBe('Runs without asking: nothing\nAsks you each time: shell, files_write');
+  });
+});
+
+describe('pressRefusal, the sub-conversation', () => {
+  it('matches a missing sub-conversation only to another missing one', () => {
+    const pending = approval();
+    expect(pressRefusal(pending, { userId: REQUESTER, chat: CHAT })).toBeUndefined();
+    expect(pressRefusal(pending, { userId: REQUESTER, chat: { ...CHAT, subId: '' } })).toBeUndefined();
+    expect(pressRefusal({ ...pending, chat: { ...pending.chat, subId: '5' } }, { userId: REQUESTER, chat: CHAT })).toBe('wrong_chat');
+    expect(pressRefusal({ ...pending, chat: { ...pending.chat, subId: '5' } }, { userId: REQUESTER, chat: { ...CHAT, subId: '5' } })).toBeUndefined();
   });
 });

@@ -8,12 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ApprovalBook, newApproval, newLoopQuestion, type PendingApproval } from '../../src/engine/approval-book.js';
+import { STALE_BUTTON } from '../../src/channels/types.js';
 import { ApprovalFlow, type ApprovalResumption } from '../../src/engine/approval-flow.js';
 import { AgentEvents } from '../../src/engine/events.js';
 import { Outbox } from '../../src/engine/outbox.js';
 import { silentLogger } from '../../src/log.js';
 import { Store } from '../../src/store/store.js';
 import { TestPlatform, testDm, testGroup } from '../support/test-channel.js';
+import type { TestPlatformOptions } from '../support/test-platform.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pincer-flow-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -34,21 +36,27 @@ interface Rig {
   book: ApprovalBook;
   platform: TestPlatform;
   resumed: { approval: PendingApproval; how: ApprovalResumption }[];
+  /** The approval events (what the metrics count), as `tool status`. */
+  events: string[];
   store: Store;
 }
 
 let files = 0;
-async function rig(url = `sqlite://${join(dir, `flow-${++files}.sqlite`)}`): Promise<Rig & { url: string }> {
+/** `now` is the book's clock (the expiry a press finds); `platform` the channel's capabilities. */
+async function rig(url = `sqlite://${join(dir, `flow-${++files}.sqlite`)}`, options: { now?: () => number; platform?: TestPlatformOptions } = {}): Promise<Rig & { url: string }> {
   const store = await Store.open({ url });
   stores.push(store);
-  const platform = new TestPlatform();
+  const platform = new TestPlatform(options.platform);
   const channel = platform.createChannel();
-  const book = new ApprovalBook(store);
+  const book = new ApprovalBook(store, options.now);
   const outbox = new Outbox(new Map([[channel.name, channel]]), (text) => text, silentLogger);
   const resumed: Rig['resumed'] = [];
-  const flow = new ApprovalFlow({ approvals: book, outbox, log: silentLogger, events: new AgentEvents() }, (approval, how) => resumed.push({ approval, how }));
+  const agentEvents = new AgentEvents();
+  const events: string[] = [];
+  agentEvents.on('approval', (event) => events.push(`${event.thread} ${event.tool} ${event.status}`));
+  const flow = new ApprovalFlow({ approvals: book, outbox, log: silentLogger, events: agentEvents }, (approval, how) => resumed.push({ approval, how }));
   flows.push(flow);
-  return { flow, book, platform, resumed, store, url };
+  return { flow, book, platform, resumed, events, store, url };
 }
 
 function question(options: { timeoutMs?: number; allowAlways?: boolean; chat?: typeof DM } = {}): PendingApproval {
@@ -194,4 +202,163 @@ describe('ApprovalFlow', () => {
     expect(second.resumed[0]).toMatchObject({ approval: { id: q.id, status: 'expired' }, how: { kind: 'expired' } });
     expect(first.resumed).toEqual([]);
   });
+
+  it('tells the presser of each answer what happens next, and hands the matching answer to the work', async () => {
+    const r = await rig();
+    const approve = question({ allowAlways: false });
+    await r.flow.ask(approve);
+    await r.flow.answer(r.platform.channel.press(approve.id, 'approve', ADA));
+    const deny = question();
+    await r.flow.ask(deny);
+    await r.flow.answer(r.platform.channel.press(deny.id, 'deny', ADA));
+    for (const choice of ['continue', 'stop'] as const) {
+      const loop = loopQuestion();
+      await r.flow.ask(loop);
+      await r.flow.answer(r.platform.channel.press(loop.id, choice, ADA));
+    }
+    expect(r.resumed.map(({ how }) => how)).toEqual([
+      { kind: 'approved', always: false },
+      { kind: 'denied' },
+      { kind: 'loop', choice: 'continue' },
+      { kind: 'loop', choice: 'stop' },
+    ]);
+    expect(r.platform.notices.map((n) => n.text)).toEqual(['Approved.', 'Denied.', 'Continuing.', 'Stopping.']);
+    expect(r.platform.approvals.map((a) => a.outcome)).toEqual([
+      { decision: 'approved', by: 'Ada' },
+      { decision: 'denied', by: 'Ada' },
+      { decision: 'continued', by: 'Ada' },
+      { decision: 'stopped', by: 'Ada' },
+    ]);
+  });
+
+  it('sends no notice where the prompt itself shows the answer (a platform that answers in place)', async () => {
+    const r = await rig(undefined, { platform: { capabilities: { answersInPlace: true } } });
+    const q = question();
+    await r.flow.ask(q);
+    await r.flow.answer(r.platform.channel.press(q.id, 'deny', ADA));
+    expect(r.resumed.map(({ how }) => how)).toEqual([{ kind: 'denied' }]);
+    expect(r.platform.notices).toEqual([]);
+    expect(r.platform.approvals[0]).toMatchObject({ state: 'resolved', outcome: { decision: 'denied', by: 'Ada' } });
+  });
+
+  it('ends a question pressed after its expiry (before its timer fired) as expired, once: nothing is approved', async () => {
+    let clock = Date.now();
+    const r = await rig(undefined, { now: () => clock });
+    const q = question({ timeoutMs: 60_000 });
+    await r.flow.ask(q);
+    clock += 61_000;
+    await r.flow.answer(r.platform.channel.press(q.id, 'approve', ADA));
+    expect(r.resumed.map(({ how }) => how)).toEqual([{ kind: 'expired' }]);
+    expect(r.resumed[0]!.approval).toMatchObject({ id: q.id, status: 'expired' });
+    expect(r.platform.approvals[0]).toMatchObject({ state: 'resolved', outcome: { decision: 'expired', expiredAs: 'denied' } });
+    await r.flow.answer(r.platform.channel.press(q.id, 'approve', ADA));
+    expect(r.resumed).toHaveLength(1);
+    expect(r.platform.notices.map((n) => n.text)).toEqual(['This request expired; the action was not run.', 'This request expired; the action was not run.']);
+    expect(await r.flow.pendingFor(q.threadKey)).toBeUndefined();
+  });
+
+  it('refuses a press from another conversation and one for a prompt it has no record of', async () => {
+    const r = await rig();
+    const q = question();
+    await r.flow.ask(q);
+    const fromElsewhere = { ...r.platform.channel.press(q.id, 'approve', ADA), chat: testGroup('g2') };
+    await r.flow.answer(fromElsewhere);
+    const unknown = { ...r.platform.channel.press(q.id, 'approve', ADA), approvalId: 'no-such-id' };
+    await r.flow.answer(unknown);
+    expect(r.resumed).toEqual([]);
+    expect(r.platform.notices.map((n) => n.text)).toEqual(['This approval belongs to another conversation.', STALE_BUTTON]);
+    expect(await r.flow.pendingFor(q.threadKey)).toMatchObject({ id: q.id, status: 'pending' });
+  });
+
+  it('resumes the work and updates the prompt even when the notice fails', async () => {
+    const r = await rig();
+    const q = question();
+    await r.flow.ask(q);
+    const press = { ...r.platform.channel.press(q.id, 'approve', ADA), respond: () => Promise.reject(new Error('toast failed')) };
+    await r.flow.answer(press);
+    expect(r.resumed.map(({ how }) => how)).toEqual([{ kind: 'approved', always: false }]);
+    expect(r.platform.approvals[0]).toMatchObject({ state: 'resolved', outcome: { decision: 'approved', by: 'Ada' } });
+    expect(await r.book.get(q.id)).toMatchObject({ status: 'approved', decidedBy: 'Ada' });
+  });
+
+  it('does not expire a question answered before its timer fires, and arms no expiry after shutdown', async () => {
+    const r = await rig();
+    const q = question({ timeoutMs: 100 });
+    await r.flow.ask(q);
+    await r.flow.answer(r.platform.channel.press(q.id, 'approve', ADA));
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    expect(r.resumed.map(({ how }) => how)).toEqual([{ kind: 'approved', always: false }]);
+
+    await r.flow.close();
+    const late = question({ timeoutMs: 50 });
+    expect(await r.flow.ask(late)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(r.resumed).toHaveLength(1);
+    expect(await r.flow.pendingFor(late.threadKey)).toMatchObject({ id: late.id, status: 'pending' });
+  });
 });
+
+describe('ApprovalFlow, around the answer', () => {
+  it('counts each question asked and how it ended, for the metrics', async () => {
+    const r = await rig();
+    const thread = `test:${DM.chatId}`;
+    const q = question();
+    await r.flow.ask(q);
+    await r.flow.answer(r.platform.channel.press(q.id, 'always', ADA));
+    const loop = loopQuestion();
+    await r.flow.ask(loop);
+    await r.flow.cancel(loop.threadKey, 'Ada');
+    // A chat on a channel that is not running: its prompt cannot be shown.
+    const unshown = question({ chat: testDm(ADA.id, 'gone') });
+    expect(await r.flow.ask(unshown)).toBe(false);
+    expect(r.events).toEqual([
+      `${thread} files_write requested`,
+      `${thread} files_write always`,
+      `${thread} loop requested`,
+      `${thread} loop cancelled`,
+      `${unshown.threadKey} files_write requested`,
+      `${unshown.threadKey} files_write cancelled`,
+    ]);
+  });
+
+  it('answers privately, and tells the platform the press was received once it is stored', async () => {
+    const r = await rig();
+    const q = question();
+    await r.flow.ask(q);
+    const replies: unknown[] = [];
+    let recorded = 0;
+    const press = { ...r.platform.channel.press(q.id, 'approve', ADA), respond: (reply: unknown) => Promise.resolve(void replies.push(reply)) };
+    await r.flow.answer(press, () => (recorded += 1));
+    expect(replies).toEqual([{ text: 'Approved.', private: true }]);
+    expect(recorded).toBe(1);
+    await r.flow.answer({ ...press, approvalId: 'no-such-id' }, () => (recorded += 1));
+    expect(recorded).toBe(2);
+    expect(replies).toEqual([{ text: 'Approved.', private: true }, { text: STALE_BUTTON, private: true }]);
+  });
+
+  it('does not expire here a question another instance answered first', async () => {
+    const url = `sqlite://${join(dir, `flow-${++files}.sqlite`)}`;
+    const asker = await rig(url);
+    const other = await rig(url);
+    const q = question({ timeoutMs: 150 });
+    await asker.flow.ask(q);
+    const answered = await other.book.answer(q.id, { userId: q.userId, name: 'Ada', chat: q.chat, action: 'approve' });
+    expect(answered.ok).toBe(true);
+    // The asker's timer fires and finds the question answered.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(asker.resumed).toEqual([]);
+    expect(await asker.book.get(q.id)).toMatchObject({ status: 'approved' });
+  });
+
+  it('shuts down cleanly when it never asked anything', async () => {
+    const r = await rig();
+    await expect(r.flow.close()).resolves.toBeUndefined();
+  });
+});
+
+function loopQuestion(): PendingApproval {
+  return newLoopQuestion(
+    { threadKey: `test:${DM.chatId}`, chat: DM, requester: ADA, userId: `test:${ADA.id}`, call: { id: 'c9', name: 'web_search', arguments: '{}' }, detail: 'web_search ran 3 times.' },
+    60_000,
+  );
+}
