@@ -407,6 +407,40 @@ describe('ApprovalBook: the choices a press may make', () => {
     expect(await first.book.answer(answered.id, press(REQUESTER, 'approve', 'Alice'))).toEqual({ ok: false, reason: 'already_answered', approval: decided.approval });
   });
 
+  it('records a deny as denied on a prompt without "Always allow"', async () => {
+    const first = await start();
+    const pending = approval({ allowAlways: false });
+    await first.book.create(pending);
+    const result = await first.book.answer(pending.id, press(REQUESTER, 'deny', 'Alice'));
+    expect(result.ok && result.approval.status).toBe('denied');
+  });
+
+  it('sees an approval answered by another process as no longer waiting', async () => {
+    const first = await start();
+    const pending = approval();
+    await first.book.create(pending);
+    expect((await first.book.pendingFor(THREAD))?.id).toBe(pending.id);
+    const elsewhere = new ApprovalBook(first.store, () => T0);
+    expect((await elsewhere.answer(pending.id, press(REQUESTER, 'approve', 'Alice'))).ok).toBe(true);
+    expect(await first.book.pendingFor(THREAD)).toBeUndefined();
+  });
+
+  it('keeps, across a restart, the job that waits on an approval and what its call grants', async () => {
+    const first = await start();
+    const pending = approval({ work: { kind: 'job', id: 'j1' }, grant: { unattended: ['files_write'], asking: ['shell'] } });
+    await first.book.create(pending);
+    const { book } = await reopen(first.store);
+    expect(await book.get(pending.id)).toMatchObject({ work: { kind: 'job', id: 'j1' }, grant: { unattended: ['files_write'], asking: ['shell'] } });
+  });
+
+  it('reads an approval stored before loop questions existed as a tool approval', async () => {
+    const first = await start();
+    const { kind: _kind, ...older } = approval();
+    await first.store.namespace('approval', z.unknown()).set(older.id, older);
+    const { book } = await reopen(first.store);
+    expect((await book.get(older.id))?.kind).toBe('tool');
+  });
+
   it('ends with who ended it only when told', async () => {
     const first = await start();
     const pending = approval();

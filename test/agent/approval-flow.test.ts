@@ -12,8 +12,10 @@ import { STALE_BUTTON } from '../../src/channels/types.js';
 import { ApprovalFlow, type ApprovalResumption } from '../../src/engine/approval-flow.js';
 import { AgentEvents } from '../../src/engine/events.js';
 import { Outbox } from '../../src/engine/outbox.js';
+import { pino } from 'pino';
 import { silentLogger } from '../../src/log.js';
 import { Store } from '../../src/store/store.js';
+import { InProcessTimers, type Timers } from '../../src/store/timers.js';
 import { TestPlatform, testDm, testGroup } from '../support/test-channel.js';
 import type { TestPlatformOptions } from '../support/test-platform.js';
 
@@ -38,12 +40,22 @@ interface Rig {
   resumed: { approval: PendingApproval; how: ApprovalResumption }[];
   /** The approval events (what the metrics count), as `tool status`. */
   events: string[];
+  /** What the flow logged for the operator. */
+  logged: { level: number; msg: string; thread?: string; channel?: string }[];
+  /** Background work the flow handed to shutdown (expiries firing). */
+  background: Promise<unknown>[];
   store: Store;
 }
 
 let files = 0;
-/** `now` is the book's clock (the expiry a press finds); `platform` the channel's capabilities. */
-async function rig(url = `sqlite://${join(dir, `flow-${++files}.sqlite`)}`, options: { now?: () => number; platform?: TestPlatformOptions } = {}): Promise<Rig & { url: string }> {
+/** Options of a rig: the book's clock (the expiry a press finds), the channel's capabilities, the expiry timers. */
+interface RigOptions {
+  now?: () => number;
+  platform?: TestPlatformOptions;
+  timers?: Timers;
+}
+
+async function rig(url = `sqlite://${join(dir, `flow-${++files}.sqlite`)}`, options: RigOptions = {}): Promise<Rig & { url: string }> {
   const store = await Store.open({ url });
   stores.push(store);
   const platform = new TestPlatform(options.platform);
@@ -54,9 +66,12 @@ async function rig(url = `sqlite://${join(dir, `flow-${++files}.sqlite`)}`, opti
   const agentEvents = new AgentEvents();
   const events: string[] = [];
   agentEvents.on('approval', (event) => events.push(`${event.thread} ${event.tool} ${event.status}`));
-  const flow = new ApprovalFlow({ approvals: book, outbox, log: silentLogger, events: agentEvents }, (approval, how) => resumed.push({ approval, how }));
+  const logged: Rig['logged'] = [];
+  const log = pino({ level: 'debug' }, { write: (line: string) => void logged.push(JSON.parse(line) as Rig['logged'][number]) });
+  const background: Promise<unknown>[] = [];
+  const flow = new ApprovalFlow({ approvals: book, outbox, log, events: agentEvents }, (approval, how) => resumed.push({ approval, how }), (work) => background.push(work), options.timers);
   flows.push(flow);
-  return { flow, book, platform, resumed, events, store, url };
+  return { flow, book, platform, resumed, events, logged, background, store, url };
 }
 
 function question(options: { timeoutMs?: number; allowAlways?: boolean; chat?: typeof DM } = {}): PendingApproval {
@@ -279,6 +294,32 @@ describe('ApprovalFlow', () => {
     expect(r.resumed.map(({ how }) => how)).toEqual([{ kind: 'approved', always: false }]);
     expect(r.platform.approvals[0]).toMatchObject({ state: 'resolved', outcome: { decision: 'approved', by: 'Ada' } });
     expect(await r.book.get(q.id)).toMatchObject({ status: 'approved', decidedBy: 'Ada' });
+    expect(r.logged).toContainEqual(expect.objectContaining({ level: 40, msg: 'approval notice not shown', channel: 'test' }));
+  });
+
+  it('keeps a question open and answerable when its expiry cannot be armed, and tells the operator', async () => {
+    class Unreachable extends InProcessTimers {
+      override arm(): Promise<void> {
+        return Promise.reject(new Error('Redis is down'));
+      }
+    }
+    const r = await rig(undefined, { timers: new Unreachable() });
+    const q = question();
+    expect(await r.flow.ask(q)).toBe(true);
+    expect(r.platform.approvals[0]).toMatchObject({ state: 'shown' });
+    expect(r.logged).toContainEqual(expect.objectContaining({ level: 50, msg: 'approval expiry not armed', thread: q.threadKey }));
+    await r.flow.answer(r.platform.channel.press(q.id, 'approve', ADA));
+    expect(r.resumed.map(({ how }) => how)).toEqual([{ kind: 'approved', always: false }]);
+  });
+
+  it('ends a question once when /stop and a new message come at the same time', async () => {
+    const r = await rig();
+    const q = question();
+    await r.flow.ask(q);
+    const [stopped, superseded] = await Promise.all([r.flow.cancel(q.threadKey, 'Ada'), r.flow.supersede(q.threadKey, 'Ada')]);
+    expect([stopped, superseded].filter(Boolean)).toHaveLength(1);
+    expect(r.platform.approvals).toHaveLength(1);
+    expect(r.platform.approvals[0]!.state).toBe('resolved');
   });
 
   it('does not expire a question answered before its timer fires, and arms no expiry after shutdown', async () => {
@@ -347,6 +388,8 @@ describe('ApprovalFlow, around the answer', () => {
     // The asker's timer fires and finds the question answered.
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(asker.resumed).toEqual([]);
+    expect(asker.background).toHaveLength(1);
+    await expect(asker.background[0]).resolves.toBeUndefined();
     expect(await asker.book.get(q.id)).toMatchObject({ status: 'approved' });
   });
 
