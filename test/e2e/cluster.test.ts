@@ -7,7 +7,8 @@
  *   answers in the order it wrote;
  * - an instance SIGKILLed at a chosen moment of a turn, each reached by waiting
  *   for what the fakes see, never by time: while the model is asked (before it
- *   answers), while a tool call runs, right after the answer was delivered, and
+ *   answers), while a tool call runs, right after the answer was delivered,
+ *   after Telegram accepted the answer but before the instance heard back, and
  *   with an approval prompt open (pressed after the kill);
  * - a policy change made on one instance holds for every instance's next
  *   model request.
@@ -15,8 +16,8 @@
  * What a kill may and may not do, as README.md ("A crash or restart drops
  * nothing") and docs/deployment.md (answers put on record part by part; on
  * Telegram a part is sent again only when its record cannot be found, as when
- * two posts of one chat are cut by the same kill, which these tests never do)
- * promise:
+ * two posts of one chat are cut by the same kill, which cannot happen to the
+ * one short post of each answer here) promise:
  * - no message is lost: each is answered, after the lease of the dead instance
  *   lapses and a survivor takes its threads up;
  * - none is answered twice, and each chat's answers keep its order;
@@ -388,9 +389,9 @@ describe.skipIf(!REDIS)(`three instances on one Redis store${SKIPPED}`, () => {
     it('right after its answer was delivered: the answer is not sent again', async () => {
       const rig = await startKillRig({});
       await rig.write('hello');
-      await waitUntil(() => rig.report().missing.length === 0, 30_000, () => `the answer; ${rig.context()}`);
+      // The answer shown, and its post back through the instance's proxy: the instance has heard back.
+      const answerer = await waitUntil(() => rig.report().missing.length === 0 && rig.bot.telegramAnswerer(OWNER.id), 30_000, () => `the answer; ${rig.context()}`);
       // At once: the instance may not yet have put the part on record, nor closed the turn.
-      const answerer = rig.bot.telegramAnswerer(OWNER.id)!;
       await rig.bot.kill9(answerer);
       await rig.marker();
       rig.expectEachAnsweredOnce();
