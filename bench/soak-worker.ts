@@ -107,15 +107,18 @@ for (let i = 0; i < 50; i += 1) {
   await app.routines.scheduler.add(routine);
 }
 
-const samples: { t: number; rssMb: number; heapMb: number }[] = [];
+const samples: { t: number; rssMb: number; heapMb: number; heapTotalMb: number; externalMb: number }[] = [];
 const sample = () => {
   gc?.();
   const usage = process.memoryUsage();
-  samples.push({ t: Date.now(), rssMb: usage.rss / 2 ** 20, heapMb: usage.heapUsed / 2 ** 20 });
+  samples.push({ t: Date.now(), rssMb: usage.rss / 2 ** 20, heapMb: usage.heapUsed / 2 ** 20, heapTotalMb: usage.heapTotal / 2 ** 20, externalMb: (usage.external + usage.arrayBuffers) / 2 ** 20 });
 };
 const snapshots: string[] = [];
+/** When the first snapshot was written: writing one raises RSS once (native memory the allocator keeps), so the slopes leave it out. */
+let snapshotAt = 0;
 const snapshot = (name: string) => {
   gc?.();
+  snapshotAt ||= Date.now();
   snapshots.push(writeHeapSnapshot(join(outDir, `${name}.heapsnapshot`)));
 };
 
@@ -164,5 +167,5 @@ snapshot('late');
 const completed = (await app.jobs.store.list({ states: ['completed'] })).length;
 await app.stop('soak over');
 rmSync(dir, { recursive: true, force: true });
-process.stdout.write(`${JSON.stringify({ start, samples, snapshots, messages: seq, sent: channel.sent, approvals: channel.approvals, jobsCreated: jobs, jobsCompleted: completed, gc: Boolean(gc) })}\n`);
+process.stdout.write(`${JSON.stringify({ start, snapshotAt, samples, snapshots, messages: seq, sent: channel.sent, approvals: channel.approvals, jobsCreated: jobs, jobsCompleted: completed, gc: Boolean(gc) })}\n`);
 process.exit(0);
