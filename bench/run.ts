@@ -80,3 +80,9 @@ if (!only || only === 'startup') {
   console.log('bench/startup: the built program started like a user starts it, terminal only and Telegram (its fake), against node -e; medians');
   table(await runStartupBench());
 }
+if (only === 'soak') {
+  const { runSoakBench } = await import('./soak.js');
+  // `soak [minutes]`; not part of a plain `npm run bench` (it runs for ten minutes)
+  console.log('bench/soak: mixed traffic for minutes, memory sampled every 10 s after a forced GC, the slope after the warm-up, and what grew between two heap snapshots');
+  table(await runSoakBench(size(0)));
+}
