@@ -412,8 +412,15 @@ export class ClusterThreads implements LeaseHolder {
     const results = (await pipeline.exec()) ?? [];
     await Promise.all(
       candidates.map(async (thread, i) => {
+        if (results[i]?.[1] !== 0) {
+          this.waiting.delete(thread);
+          return;
+        }
+        // Found here first (its holder died, or its poke is still on the way): the first free slot takes it.
+        if (!this.waiting.has(thread)) return this.wait(thread);
+        // Waited a whole TTL with every slot taken: taken now, to run after this instance's turns.
         this.waiting.delete(thread);
-        if (results[i]?.[1] === 0) await this.take(thread).catch((error: unknown) => this.log.warn({ err: error, thread }, 'cluster: could not take over a thread'));
+        await this.take(thread).catch((error: unknown) => this.log.warn({ err: error, thread }, 'cluster: could not take over a thread'));
       }),
     );
   }

@@ -9,10 +9,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChatInfo, InboundMessage } from '../../src/channels/types.js';
 import { threadKeyOf } from '../../src/channels/types.js';
-import { ClusterNode } from '../../src/cluster/node.js';
+import { CLUSTER_PREFIX, ClusterNode } from '../../src/cluster/node.js';
 import { inboxInOrder, threadKeys, type InboxEntry } from '../../src/cluster/thread-storage.js';
 import { ClusterThreads, type ThreadHost } from '../../src/cluster/threads.js';
-import { platformOrder } from '../../src/engine/inbox.js';
+import { platformOrder, toQueued } from '../../src/engine/inbox.js';
 import { silentLogger } from '../../src/log.js';
 import { flushDb, testRedisDb } from '../e2e/cluster-harness.js';
 
@@ -125,6 +125,46 @@ describe.skipIf(!available)(`taking a thread over while its messages arrive${ski
     await coordinator.intake(message(chat, '3', 'm3'));
     await until(() => handed.includes('m3'), 'm3 to be handed over');
     expect(handed).toEqual(['m1', 'm2', 'm3']);
+  });
+});
+
+describe.skipIf(!available)(`an open thread found by the sweep${skip}`, () => {
+  it('is left for a free slot when every slot is taken, and taken once one frees', async () => {
+    await flushDb(url());
+    node = await ClusterNode.connect(url(), 'a', 2_000, silentLogger);
+    const coordinator = (threads = new ClusterThreads(node, silentLogger));
+    const chat = dm('telegram', '43');
+    const thread = threadKeyOf(chat);
+    // Stored by another instance whose news this one did not hear (it died, or the news is still on the way).
+    const entry: InboxEntry = { chat, message: toQueued(message(chat, '1', 'waiting')) };
+    await node.redis.rpush(threadKeys(thread).inbox, JSON.stringify(entry));
+    await node.redis.sadd(`${CLUSTER_PREFIX}open`, thread);
+    let spare = false;
+    let asked = 0;
+    let takeOvers = 0;
+    const host: ThreadHost = {
+      takeOver: () => {
+        takeOvers += 1;
+        return Promise.resolve([entry.message.id]);
+      },
+      deliver: () => undefined,
+      spare: () => {
+        asked += 1;
+        return spare;
+      },
+      busy: () => takeOvers > 0,
+      forget: () => undefined,
+      flush: () => Promise.resolve(),
+      lost: () => undefined,
+    };
+    coordinator.start(host);
+    // The first sweep runs at start: it asks for a free slot before taking the thread, and finds none.
+    await until(() => asked > 0 || takeOvers > 0, 'the first sweep');
+    expect(takeOvers).toBe(0);
+    expect(coordinator.holds(thread)).toBe(false);
+    spare = true;
+    await until(() => takeOvers === 1, 'the thread taken once a slot is free');
+    expect(coordinator.holds(thread)).toBe(true);
   });
 });
 
