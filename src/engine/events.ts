@@ -44,6 +44,8 @@ export interface AgentEventMap {
   'job.run': { thread: string; userId: string; phase: 'started' | 'ended'; outcome?: string };
   /** A routine fired: a reminder posted, a job started, or the firing skipped or paused. */
   'routine.fired': { routine: string; thread: string; userId: string; startedAt: number; durationMs: number; result: string; jobId?: string };
+  /** A file attached to a message was taken in (saved) or refused, by its kind as the platform gave it. */
+  'attachment': { channel: string; kind: string; outcome: 'saved' | 'refused'; reason?: string; sizeBytes?: number };
   /** An approval was asked or ended. */
   'approval': { thread: string; tool: string; status: 'requested' | 'approved' | 'always' | 'denied' | 'continued' | 'stopped' | 'redirected' | 'expired' | 'cancelled' };
 }
