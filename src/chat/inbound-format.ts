@@ -9,6 +9,7 @@ import type { GroupLine, ThreadRecord } from '../engine/history.js';
 import type { ReceivedAttachment } from '../engine/attachments/received.js';
 import { modelLine, unopenedLine } from './attachments/describe.js';
 import { NO_FILES, type TurnFiles } from './attachments/turn-files.js';
+import { imagePartsOf } from './attachments/turn-images.js';
 
 /** A sender's display name made safe to put in brackets. */
 function nameTag(name: string): string {
@@ -34,7 +35,11 @@ export function userMessagesFor(messages: readonly InboundMessage[], kind: ChatK
       content: `[Recent messages in this group, not addressed to you; context only]\n${lines.join('\n')}`,
     });
   }
-  for (const message of messages) result.push({ role: 'user', content: contentOf(message, kind, files.byMessage.get(message)) });
+  for (const message of messages) {
+    const received = files.byMessage.get(message);
+    const images = received ? imagePartsOf(received) : [];
+    result.push({ role: 'user', content: contentOf(message, kind, received), ...(images.length ? { images } : {}) });
+  }
   return result;
 }
 
