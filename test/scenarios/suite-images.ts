@@ -59,6 +59,10 @@ export function defineImageScenarios(driver: ScenarioDriver, suite: ImageSuiteCo
       expect([image!.mimeType, decoded.format, decoded.width, decoded.height]).toEqual(['image/jpeg', 'jpeg', 1568, 1045]);
       // The picture is named in the text it comes with.
       expect(lastUserText(h.llm.requests[image!.request])).toMatch(/\[attached: [^\]]+ \(image, image\/jpeg, [^\]]+\), saved in the workspace as attachments\/[^\]]+\.jpg\]/);
+      // The thread's record keeps the picture's workspace path and type, not its bytes.
+      const stored = JSON.stringify((await h.app.services.history.get(h.inbound.at(-1)!))?.messages);
+      expect(stored).toContain(`"images":[{"path":"attachments/${savedName(h.llm.requests[image!.request]!)}","mimeType":"image/jpeg"}]`);
+      expect(stored).not.toContain('base64');
     });
 
     test(title('the same to a model that does not see: one line says so, and the question is answered'), async () => {
