@@ -46,6 +46,14 @@ describe('downscaleImage', () => {
     expect((await sharp(prepared.bytes).metadata()).orientation).toBeUndefined();
   });
 
+  it('sends no metadata of the original (EXIF, a position among it)', async () => {
+    const tagged = await sharp(await picture(400, 200)).withExif({ IFD0: { Artist: 'Ada', ImageDescription: 'at home' } }).jpeg().toBuffer();
+    expect((await sharp(tagged).metadata()).exif).toBeDefined();
+    const prepared = await downscaleImage(tagged, 1568);
+    expect((await sharp(prepared.bytes).metadata()).exif).toBeUndefined();
+    expect(prepared.bytes.includes(Buffer.from('at home'))).toBe(false);
+  });
+
   it('refuses bytes that are no image', async () => {
     await expect(downscaleImage(Buffer.from('not a picture at all'), 1568)).rejects.toThrow();
   });
