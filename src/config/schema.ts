@@ -130,8 +130,8 @@ export const AttachmentsConfigSchema = z.strictObject({
   downloadTimeoutMs: z.number().int().min(1_000).max(600_000).default(60_000),
   /** An image sent to a model that sees is downscaled to at most this many pixels on its long side. */
   maxImagePixels: z.number().int().min(64).max(8_192).default(1568),
-  /** The images of only this many latest turns are sent again; older ones are named in one line. */
-  keepImages: z.number().int().min(0).max(100).default(3),
+  /** The images of only this many latest turns (the running one included) are sent; older ones are named in one line. */
+  keepImages: z.number().int().min(1).max(100).default(3),
 });
 
 /** The LLM endpoint (any OpenAI-compatible Chat Completions API). */
