@@ -118,7 +118,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     this.turn.speaker = last.sender;
     this.turn.answering = last.messageId;
     if (this.turn.chat.kind === 'group') this.turn.replyTo = last.messageId;
-    return { type: 'inject', messages: userMessagesFor(arrived, this.turn.chat.kind, [], files) };
+    return { type: 'inject', messages: userMessagesFor(arrived, this.turn.chat.kind, [], files, this.turn.record.turns) };
   }
 
   async beforeLlmCall(ctx: LoopContext, iteration: number): Promise<LoopOutcome<PendingApproval> | undefined> {
@@ -261,7 +261,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
         const saved = this.turn.record.attachments?.find((entry) => entry.path === path);
         return saved ? this.services.attachments.bytesOf(this.turn.chat, saved) : Promise.resolve(undefined);
       },
-      { vision: this.services.models.seesImages(this.turn.record.model), keepTurns: attachments.keepImages, maxPixels: attachments.maxImagePixels },
+      { vision: this.services.models.seesImages(this.turn.record.model), turn: this.turn.record.turns, keepTurns: attachments.keepImages, maxPixels: attachments.maxImagePixels },
       this.services.log,
     );
     return this.turnImages;

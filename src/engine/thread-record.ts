@@ -25,7 +25,7 @@ export const ChatRecordSchema = z.object({
 export const ChatMessageSchema: z.ZodType<ChatMessage> = z.union([
   z.object({ role: z.literal('system'), content: z.string() }),
   // An image is kept as its workspace path and type; a data URL (a request's alone) is never read back.
-  z.object({ role: z.literal('user'), content: z.string(), name: z.string().optional(), images: z.array(z.object({ path: z.string(), mimeType: z.string() })).optional() }),
+  z.object({ role: z.literal('user'), content: z.string(), name: z.string().optional(), images: z.array(z.object({ path: z.string(), mimeType: z.string(), turn: z.number() })).optional() }),
   z.object({ role: z.literal('assistant'), content: z.string().nullable(), toolCalls: z.array(ToolCallSchema).optional() }),
   z.object({ role: z.literal('tool'), toolCallId: z.string(), content: z.string() }),
 ]);

@@ -23,6 +23,8 @@ export interface ImagePart {
   path: string;
   /** Its type, sniffed from the bytes. */
   mimeType: string;
+  /** The thread's turn it came in (its count of turns then): only the latest turns' images are sent again. */
+  turn: number;
   /** The image, downscaled, as a `data:` URL: only on a message being sent, never in the stored history. */
   dataUrl?: string;
 }

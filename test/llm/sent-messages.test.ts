@@ -56,14 +56,14 @@ describe('SentMessages', () => {
       return text.replaceAll('sk-1', '[redacted]');
     });
     const dataUrl = `data:image/jpeg;base64,${'sk-1'.repeat(4)}`;
-    const messages: ChatMessage[] = [{ role: 'user', content: 'look sk-1', images: [{ path: 'attachments/a.jpg', mimeType: 'image/jpeg', dataUrl }] }];
+    const messages: ChatMessage[] = [{ role: 'user', content: 'look sk-1', images: [{ path: 'attachments/a.jpg', mimeType: 'image/jpeg', turn: 1, dataUrl }] }];
     expect(sent.of(messages)[0]!.content).toEqual([
       { type: 'text', text: 'look [redacted]' },
       { type: 'image_url', image_url: { url: dataUrl } },
     ]);
     expect(redacted).toBe('look sk-1');
     // Changed in place: the message is converted again.
-    (messages[0] as { images: unknown[] }).images = [{ path: 'attachments/b.jpg', mimeType: 'image/png', dataUrl: 'data:image/png;base64,AAAA' }];
+    (messages[0] as { images: unknown[] }).images = [{ path: 'attachments/b.jpg', mimeType: 'image/png', turn: 1, dataUrl: 'data:image/png;base64,AAAA' }];
     expect(sent.of(messages)[0]!.content).toEqual([
       { type: 'text', text: 'look [redacted]' },
       { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
@@ -71,7 +71,7 @@ describe('SentMessages', () => {
   });
 
   it('sends an image without its bytes as nothing: the text alone', () => {
-    const message: ChatMessage = { role: 'user', content: 'look', images: [{ path: 'attachments/a.jpg', mimeType: 'image/jpeg' }] };
+    const message: ChatMessage = { role: 'user', content: 'look', images: [{ path: 'attachments/a.jpg', mimeType: 'image/jpeg', turn: 1 }] };
     expect(toWireMessage(message)).toEqual({ role: 'user', content: 'look' });
   });
 

@@ -65,7 +65,7 @@ export function defineImageScenarios(driver: ScenarioDriver, suite: ImageSuiteCo
       expect(lastUserText(h.llm.requests[image!.request])).toMatch(/\[attached: [^\]]+ \(image, image\/jpeg, [^\]]+\), saved in the workspace as attachments\/[^\]]+\.jpg\]/);
       // The thread's record keeps the picture's workspace path and type, not its bytes.
       const stored = JSON.stringify((await h.app.services.history.get(h.inbound.at(-1)!))?.messages);
-      expect(stored).toContain(`"images":[{"path":"attachments/${savedName(h.llm.requests[image!.request]!)}","mimeType":"image/jpeg"}]`);
+      expect(stored).toContain(`"images":[{"path":"attachments/${savedName(h.llm.requests[image!.request]!)}","mimeType":"image/jpeg","turn":1}]`);
       expect(stored).not.toContain('base64');
     });
 

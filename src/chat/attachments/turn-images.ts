@@ -3,8 +3,9 @@
  * history keeps each image as a reference (its workspace path and type, see
  * `ImagePart`); for each model call the messages are copied with every image
  * either attached as a downscaled data URL (a model that sees, an image of the
- * latest `keepImages` turns) or named in one line saying why the model does
- * not see it. Each image is read and downscaled once per turn.
+ * latest `keepImages` turns, counted by the turn each image came in) or named
+ * in one line saying why the model does not see it. Each image is read and
+ * downscaled once per turn.
  */
 import { basename } from 'node:path';
 import { canDownscale, downscaleImage } from '../../engine/attachments/downscale.js';
@@ -27,6 +28,8 @@ export const IMAGE_LINES = {
 export interface ImageSettings {
   /** The conversation's model sees images. */
   vision: boolean;
+  /** The running turn (the thread's count of turns). */
+  turn: number;
   /** Images of this many latest turns are sent (`attachments.keepImages`). */
   keepTurns: number;
   /** The longest side of an image sent, in pixels (`attachments.maxImagePixels`). */
@@ -38,27 +41,21 @@ export type ImageReader = (path: string) => Promise<Uint8Array | undefined>;
 
 type UserMessage = Extract<ChatMessage, { role: 'user' }>;
 
-/** The image parts of a message's files: the saved images of a type that can be shown. */
-export function imagePartsOf(received: readonly ReceivedAttachment[]): ImagePart[] {
+/** The image parts of a message's files that came in turn `turn`: the saved images of a type that can be shown. */
+export function imagePartsOf(received: readonly ReceivedAttachment[], turn: number): ImagePart[] {
   return received.flatMap((item) =>
-    item.status === 'saved' && item.saved.kind === 'image' && canDownscale(item.saved.mimeType) ? [{ path: item.saved.path, mimeType: item.saved.mimeType }] : [],
+    item.status === 'saved' && item.saved.kind === 'image' && canDownscale(item.saved.mimeType) ? [{ path: item.saved.path, mimeType: item.saved.mimeType, turn }] : [],
   );
 }
 
 /**
- * The user messages of `messages` whose images are still sent: those of the
- * latest `keepTurns` turns. A turn ends with the model's answer (an assistant
- * message without tool calls), so the running turn is the first counted.
+ * Whether an image is still sent: it came in one of the latest `keepTurns`
+ * turns, the running one (`turn`) counted first.
+ *
+ * @example isRecent({ ...image, turn: 8 }, 10, 3) // true: turns 8, 9 and 10 keep their images
  */
-export function recentImageMessages(messages: readonly ChatMessage[], keepTurns: number): Set<ChatMessage> {
-  const recent = new Set<ChatMessage>();
-  let answers = 0;
-  for (let i = messages.length - 1; i >= 0 && answers < keepTurns; i--) {
-    const message = messages[i]!;
-    if (message.role === 'assistant' && !message.toolCalls?.length) answers += 1;
-    else if (message.role === 'user' && message.images?.length) recent.add(message);
-  }
-  return recent;
+export function isRecent(image: ImagePart, turn: number, keepTurns: number): boolean {
+  return image.turn > turn - keepTurns;
 }
 
 /**
@@ -72,7 +69,7 @@ export function recentImageMessages(messages: readonly ChatMessage[], keepTurns:
  */
 export class TurnImages {
   private readonly dataUrls = new Map<string, Promise<string | undefined>>();
-  private readonly copies = new WeakMap<ChatMessage, { shown: boolean; copy: ChatMessage }>();
+  private readonly copies = new WeakMap<ChatMessage, ChatMessage>();
 
   constructor(
     private readonly read: ImageReader,
@@ -82,31 +79,30 @@ export class TurnImages {
 
   /** `messages` as the request sends them; those without images are the very same objects. */
   forRequest(messages: readonly ChatMessage[]): Promise<ChatMessage[]> {
-    const recent = this.settings.vision ? recentImageMessages(messages, this.settings.keepTurns) : new Set<ChatMessage>();
-    return Promise.all(messages.map((message) => (message.role === 'user' && message.images?.length ? this.copyOf(message, recent.has(message)) : message)));
+    return Promise.all(messages.map((message) => (message.role === 'user' && message.images?.length ? this.copyOf(message, message.images) : message)));
   }
 
-  private async copyOf(message: UserMessage, shown: boolean): Promise<ChatMessage> {
+  private async copyOf(message: UserMessage, images: readonly ImagePart[]): Promise<ChatMessage> {
     const kept = this.copies.get(message);
-    if (kept?.shown === shown) return kept.copy;
-    const images = message.images ?? [];
-    const copy = shown ? await this.withImages(message, images) : withLines(message, images.map((image) => this.lineFor(image)));
-    this.copies.set(message, { shown, copy });
+    if (kept) return kept;
+    const copy = await this.withImages(message, images);
+    this.copies.set(message, copy);
     return copy;
   }
 
-  private lineFor(image: ImagePart): string {
-    return (this.settings.vision ? IMAGE_LINES.earlier : IMAGE_LINES.blind)(nameOf(image));
-  }
-
-  /** The message with each image's data URL attached, or a line for one that cannot be. */
+  /** The message with each image's data URL attached, or a line for one that is not shown. */
   private async withImages(message: UserMessage, images: readonly ImagePart[]): Promise<ChatMessage> {
+    const { vision, turn, keepTurns } = this.settings;
     const sent: ImagePart[] = [];
     const lines: string[] = [];
     for (const image of images) {
-      const dataUrl = await this.dataUrlOf(image);
-      if (dataUrl) sent.push({ ...image, dataUrl });
-      else lines.push(IMAGE_LINES.unreadable(nameOf(image)));
+      if (!vision) lines.push(IMAGE_LINES.blind(nameOf(image)));
+      else if (!isRecent(image, turn, keepTurns)) lines.push(IMAGE_LINES.earlier(nameOf(image)));
+      else {
+        const dataUrl = await this.dataUrlOf(image);
+        if (dataUrl) sent.push({ ...image, dataUrl });
+        else lines.push(IMAGE_LINES.unreadable(nameOf(image)));
+      }
     }
     const copy = withLines(message, lines);
     return sent.length ? { ...copy, images: sent } : copy;

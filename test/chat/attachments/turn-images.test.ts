@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import { IMAGE_LINES, imagePartsOf, recentImageMessages, TurnImages, type ImageSettings } from '../../../src/chat/attachments/turn-images.js';
+import { IMAGE_LINES, imagePartsOf, isRecent, TurnImages, type ImageSettings } from '../../../src/chat/attachments/turn-images.js';
 import { ChatMessageSchema } from '../../../src/engine/thread-record.js';
 import { estimateTokens } from '../../../src/engine/compaction.js';
 import { IMAGE_TOKEN_ESTIMATE, type ChatMessage } from '../../../src/llm/types.js';
@@ -8,8 +8,8 @@ import { toWireMessage } from '../../../src/llm/wire.js';
 
 const photo = (width: number, height: number) => sharp({ create: { width, height, channels: 3, background: '#3080c0' } }).jpeg().toBuffer();
 
-/** A user message with one image, as the history keeps it. */
-const withImage = (text: string, path: string): ChatMessage => ({ role: 'user', content: `${text}\n[attached: ${path.split('/').pop()} (image, image/jpeg, 10 KB), saved in the workspace as ${path}]`, images: [{ path, mimeType: 'image/jpeg' }] });
+/** A user message with one image that came in turn `turn`, as the history keeps it. */
+const withImage = (text: string, path: string, turn = 1): ChatMessage => ({ role: 'user', content: `${text}\n[attached: ${path.split('/').pop()} (image, image/jpeg, 10 KB), saved in the workspace as ${path}]`, images: [{ path, mimeType: 'image/jpeg', turn }] });
 const answer = (text: string): ChatMessage => ({ role: 'assistant', content: text });
 
 /** A reader of generated images, counting reads. */
@@ -18,7 +18,7 @@ function reader(files: Record<string, Buffer>) {
   return { reads, read: async (path: string) => (reads.push(path), files[path]) };
 }
 
-const vision: ImageSettings = { vision: true, keepTurns: 3, maxPixels: 1568 };
+const vision: ImageSettings = { vision: true, turn: 1, keepTurns: 3, maxPixels: 1568 };
 
 describe('the images of a request', () => {
   it('attaches an image, downscaled, for a model that sees: text first, then the image part', async () => {
@@ -49,30 +49,24 @@ describe('the images of a request', () => {
     const files: Record<string, Buffer> = {};
     for (const n of [1, 2, 3, 4]) files[`attachments/p${n}.jpg`] = await photo(100, 100);
     const { read, reads } = reader(files);
-    const history = [
-      withImage('one', 'attachments/p1.jpg'), answer('a1'),
-      withImage('two', 'attachments/p2.jpg'), answer('a2'),
-      withImage('three', 'attachments/p3.jpg'), answer('a3'),
-      withImage('four', 'attachments/p4.jpg'),
+    const history: ChatMessage[] = [
+      withImage('one', 'attachments/p1.jpg', 1), answer('a1'),
+      withImage('two', 'attachments/p2.jpg', 2), answer('a2'),
+      withImage('three', 'attachments/p3.jpg', 3), answer('a3'),
+      withImage('four', 'attachments/p4.jpg', 4),
+      // A nudge of the loop in the running turn, after an answer it wrote: still turn 4.
+      answer('I will look'), { role: 'user', content: 'Your previous reply said you would act; do it now.' },
     ];
-    const sent = await new TurnImages(read, { ...vision, keepTurns: 2 }).forRequest(history);
+    const sent = await new TurnImages(read, { ...vision, turn: 4, keepTurns: 2 }).forRequest(history);
     const shown = sent.map((message) => (message.role === 'user' ? (message.images?.length ?? 0) : undefined));
-    expect(shown).toEqual([0, undefined, 0, undefined, 1, undefined, 1]);
+    expect(shown).toEqual([0, undefined, 0, undefined, 1, undefined, 1, undefined, 0]);
     expect(sent[0]!.content).toContain(IMAGE_LINES.earlier('p1.jpg'));
     expect(reads.sort()).toEqual(['attachments/p3.jpg', 'attachments/p4.jpg']);
-    expect(recentImageMessages(history, 0).size).toBe(0);
   });
 
-  it('counts a tool round as part of its turn, not as a turn', () => {
-    const history: ChatMessage[] = [
-      withImage('look', 'attachments/p1.jpg'),
-      { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'calculator', arguments: '{}' }] },
-      { role: 'tool', toolCallId: 'c1', content: '2' },
-      answer('done'),
-      { role: 'user', content: 'and now?' },
-    ];
-    expect(recentImageMessages(history, 1).size).toBe(0);
-    expect(recentImageMessages(history, 2).has(history[0]!)).toBe(true);
+  it('keeps the images of the running turn and the turns before it, as many as keepImages', () => {
+    const image = { path: 'attachments/a.jpg', mimeType: 'image/jpeg', turn: 8 };
+    expect([isRecent(image, 8, 1), isRecent(image, 9, 1), isRecent(image, 10, 3), isRecent(image, 11, 3)]).toEqual([true, false, true, false]);
   });
 
   it('prepares each image once per turn and sends the same message object at every call', async () => {
@@ -80,7 +74,7 @@ describe('the images of a request', () => {
     const images = new TurnImages(read, vision);
     const history = [withImage('look', 'attachments/photo.jpg')];
     const first = await images.forRequest(history);
-    const second = await images.forRequest([...history, answer('a'), { role: 'user', content: 'again' }]);
+    const second = await images.forRequest([...history, { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'calculator', arguments: '{}' }] }, { role: 'tool', toolCallId: 'c1', content: '2' }]);
     expect(second[0]).toBe(first[0]);
     expect(reads).toEqual(['attachments/photo.jpg']);
   });
@@ -103,8 +97,8 @@ describe('the images of a request', () => {
   });
 
   it('stores an image as its path and type: a data URL is never read back', () => {
-    const stored = ChatMessageSchema.parse({ role: 'user', content: 'look', images: [{ path: 'attachments/photo.jpg', mimeType: 'image/jpeg', dataUrl: 'data:image/jpeg;base64,AAAA' }] });
-    expect(stored).toEqual({ role: 'user', content: 'look', images: [{ path: 'attachments/photo.jpg', mimeType: 'image/jpeg' }] });
+    const stored = ChatMessageSchema.parse({ role: 'user', content: 'look', images: [{ path: 'attachments/photo.jpg', mimeType: 'image/jpeg', turn: 2, dataUrl: 'data:image/jpeg;base64,AAAA' }] });
+    expect(stored).toEqual({ role: 'user', content: 'look', images: [{ path: 'attachments/photo.jpg', mimeType: 'image/jpeg', turn: 2 }] });
   });
 
   it('takes the saved images of a message, not other files or refused ones', () => {
@@ -116,7 +110,7 @@ describe('the images of a request', () => {
         saved('attachments/b.md', 'document', 'text/markdown'),
         saved('attachments/c.svg', 'image', 'image/svg+xml'),
         { status: 'refused', name: 'd.jpg', reason: 'too-big', why: 'is too big' },
-      ]),
-    ).toEqual([{ path: 'attachments/a.png', mimeType: 'image/png' }]);
+      ], 5),
+    ).toEqual([{ path: 'attachments/a.png', mimeType: 'image/png', turn: 5 }]);
   });
 });
