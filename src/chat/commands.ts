@@ -243,7 +243,7 @@ export class CommandHandler {
         const key = choice.apiKeyEnv ? `, key from ${choice.apiKeyEnv}` : '';
         const price = choice.price ? `$${choice.price.input} in / $${choice.price.output} out per million tokens` : 'price unknown';
         const marks = [choice.name === current ? 'in use here' : '', choice.isDefault ? 'default' : ''].filter(Boolean).join(', ');
-        return `• ${choice.name}${marks ? ` (${marks})` : ''}: ${where}${key}; ${price}`;
+        return `• ${choice.name}${marks ? ` (${marks})` : ''}: ${where}${key}; ${price}${choice.vision ? '; sees images' : ''}`;
       });
       const hint = models.list().length > 1 ? '\nSwitch with /model use NAME.' : '\nMore models can be listed under llm.models in the config.';
       return `Models:\n${lines.join('\n')}${hint}`;

@@ -65,7 +65,7 @@ export class TurnEngine {
       turn.chat,
       (current) => {
         // What the bot said meanwhile (a job's result, a reminder) comes before what the person says now.
-        current.messages.push(...takeSaid(current), ...userMessagesFor(messages, turn.chat.kind, current.groupContext, files));
+        current.messages.push(...takeSaid(current), ...userMessagesFor(messages, turn.chat.kind, current.groupContext, files, current.turns + 1));
         rememberFiles(current, files.saved);
         current.inbox = current.inbox.filter((queued) => !read.has(queued.id));
         current.groupContext = [];
@@ -184,7 +184,7 @@ export class TurnEngine {
   /** Writes the messages that came instead of an answer into the history, their files received. */
   private async readSuperseding(turn: TurnState, messages: InboundMessage[]): Promise<void> {
     const files = await receiveTurnFiles(this.services, turn.chat, messages);
-    turn.record.messages.push(...userMessagesFor(messages, turn.chat.kind, [], files));
+    turn.record.messages.push(...userMessagesFor(messages, turn.chat.kind, [], files, turn.record.turns));
     rememberFiles(turn.record, files.saved);
   }
 

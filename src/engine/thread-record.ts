@@ -24,7 +24,8 @@ export const ChatRecordSchema = z.object({
 /** Zod schema of one conversation message (the store's copy of `ChatMessage`). */
 export const ChatMessageSchema: z.ZodType<ChatMessage> = z.union([
   z.object({ role: z.literal('system'), content: z.string() }),
-  z.object({ role: z.literal('user'), content: z.string(), name: z.string().optional() }),
+  // An image is kept as its workspace path and type; a data URL (a request's alone) is never read back.
+  z.object({ role: z.literal('user'), content: z.string(), name: z.string().optional(), images: z.array(z.object({ path: z.string(), mimeType: z.string(), turn: z.number() })).optional() }),
   z.object({ role: z.literal('assistant'), content: z.string().nullable(), toolCalls: z.array(ToolCallSchema).optional() }),
   z.object({ role: z.literal('tool'), toolCallId: z.string(), content: z.string() }),
 ]);

@@ -60,6 +60,8 @@ export interface ScenarioFile {
   name: string;
   mimeType: string;
   bytes: Buffer;
+  /** A picture sent the way a platform sends photos, where it has one (Telegram: a photo, not a document), of this size. */
+  photo?: { width: number; height: number };
 }
 
 /**

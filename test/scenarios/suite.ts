@@ -10,6 +10,7 @@ import { NOT_AVAILABLE } from '../../src/channels/access.js';
 import { STALE_BUTTON, threadKeyOf } from '../../src/channels/types.js';
 import { minimalPdf } from '../support/pdf.js';
 import { NO_SUCH_TOOL_ANSWER } from './brain.js';
+import { defineImageScenarios } from './suite-images.js';
 import type { ScenarioChat, ScenarioDriver, ScenarioUser } from './driver.js';
 import { startHarness, waitFor, waitForApproval, waitForMessage, waitForResolved, type Harness, type HarnessOptions } from './harness.js';
 
@@ -294,6 +295,8 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await waitForMessage(h, dm, 'echo: look at my cat');
     });
   });
+
+  defineImageScenarios(driver, { start });
 
   describe(`scenarios on ${driver.name}: approvals and policy`, () => {
     it('approve runs the tool once and resumes the turn', async () => {

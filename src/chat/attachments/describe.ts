@@ -4,6 +4,7 @@
  * sentence per refused file for the person.
  */
 import type { AttachmentMeta } from '../../channels/types.js';
+import { canDownscale } from '../../engine/attachments/downscale.js';
 import { isArchiveType } from '../../engine/attachments/sniff.js';
 import { shownName, sizeText, type ReceivedAttachment } from '../../engine/attachments/received.js';
 import type { SavedAttachment } from '../../engine/thread-record.js';
@@ -13,13 +14,15 @@ export function modelLine(received: ReceivedAttachment): string {
   if (received.status === 'refused') return `[attached: ${received.name}, not received: it ${received.why}. The person has been told.]`;
   const { saved } = received;
   const what = `${shownName(saved.path.split('/').pop() ?? saved.path)} (${describedType(saved)}, ${sizeText(saved.sizeBytes)})`;
-  return `[attached: ${what}, saved in the workspace as ${saved.path}; ${whatNow(saved)}]`;
+  const now = whatNow(saved);
+  return `[attached: ${what}, saved in the workspace as ${saved.path}${now ? `; ${now}` : ''}]`;
 }
 
 /** What the model can do with a saved file in this version. */
 function whatNow(saved: SavedAttachment): string {
   if (saved.kind === 'document' && isText(saved.mimeType)) return 'read it with files_read';
-  if (saved.kind === 'image') return 'you cannot see images yet: say so if asked about it';
+  // Whether the model sees an image is decided when a request is made (turn-images.ts), not here.
+  if (saved.kind === 'image') return canDownscale(saved.mimeType) ? '' : 'you cannot see images of this type: say so if asked about it';
   if (saved.kind === 'audio') return 'you cannot hear audio yet: say so if asked about it';
   if (saved.kind === 'video') return 'you cannot watch videos yet: say so if asked about it';
   if (saved.mimeType === 'application/pdf' && saved.textPath) return `its text is in ${saved.textPath}: read that with files_read`;

@@ -7,7 +7,8 @@
  * remembered with their platform reference, so that an instance that does
  * not find one on its disk fetches it again ({@link AttachmentIntake.restore}).
  */
-import { basename } from 'node:path';
+import { lstat, readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { qualifiedUserId, type AttachmentMeta, type Channel, type ChatInfo, type InboundMessage } from '../../channels/types.js';
 import type { Config } from '../../config/schema.js';
 import { AttachmentFetchError } from '../../errors.js';
@@ -77,6 +78,23 @@ export class AttachmentIntake {
       } catch (error) {
         this.deps.log.warn({ channel: chat.channel, path: entry.path, reason: reasonOf(error) }, 'could not fetch an attachment again');
       }
+    }
+  }
+
+  /**
+   * The bytes of a file saved in this chat (an entry of the thread's record),
+   * fetched again first by its platform reference when this instance does not
+   * have it; undefined when it can be neither read nor fetched.
+   */
+  async bytesOf(chat: ChatInfo, saved: SavedAttachment): Promise<Uint8Array | undefined> {
+    await this.restore(chat, [saved]);
+    const path = join(this.workspaceOf(chat, saved.userId), saved.path);
+    try {
+      // Never through a link: the workspace is the model's to write in.
+      if (!(await lstat(path)).isFile()) return undefined;
+      return await readFile(path);
+    } catch {
+      return undefined;
     }
   }
 

@@ -11,6 +11,7 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FakeCompletion, FakeHttpError, FakeLlmEntry } from './script.js';
+import { imagesIn, type FakeImage } from './images.js';
 import { completionBody, streamEvents } from './wire.js';
 
 /** A chat-completion request body as the fake received it. */
@@ -54,6 +55,8 @@ export interface FakeLlm {
   readonly url: string;
   /** Every chat-completion body received, in order (when recording). */
   readonly requests: FakeLlmRequest[];
+  /** Every image part the recorded requests carried, decoded, in order. */
+  readonly images: FakeImage[];
   /** The headers of each recorded request, parallel to `requests`. */
   readonly requestHeaders: IncomingHttpHeaders[];
   /** Chat-completion requests received, recorded or not. */
@@ -71,6 +74,7 @@ export interface FakeLlm {
 class FakeLlmServer implements FakeLlm {
   url = '';
   readonly requests: FakeLlmRequest[] = [];
+  readonly images: FakeImage[] = [];
   readonly requestHeaders: IncomingHttpHeaders[] = [];
   served = 0;
   private readonly queue: FakeLlmEntry[];
@@ -150,6 +154,7 @@ class FakeLlmServer implements FakeLlm {
     const index = this.served++;
     if (this.options.record !== false) {
       this.requests.push(body);
+      this.images.push(...imagesIn(body.messages, index));
       this.requestHeaders.push(req.headers);
     }
     const malformed = this.options.acceptAnyHistory ? undefined : historyProblem(body.messages);
@@ -230,6 +235,7 @@ export async function startFakeLlm(options: StartFakeLlmOptions = {}): Promise<F
 }
 
 export * from './script.js';
+export { textOf, type FakeImage } from './images.js';
 
 /**
  * Why OpenAI would refuse this conversation with a 400, or undefined: every

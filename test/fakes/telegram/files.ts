@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import type { Document } from 'grammy/types';
+import type { Document, PhotoSize } from 'grammy/types';
 import { ApiFailure } from './failure.js';
 
 /** The Bot API's limit on files a bot may download. */
@@ -51,6 +51,16 @@ export class FileStore {
     const size = nextSize ?? file.size ?? file.bytes.length;
     this.files.set(fileId, { path: `documents/file_${this.files.size}${extensionOf(file.name)}`, bytes: file.bytes, size, ...(failure ? { failure } : {}) });
     return { file_id: fileId, file_unique_id: fileId.slice(-8), file_name: file.name, file_size: size, ...(file.mimeType ? { mime_type: file.mimeType } : {}) };
+  }
+
+  /**
+   * Keeps `file` and describes it as a message's `photo`: one size, the
+   * bytes as sent (`width` and `height` as given; Telegram's own smaller
+   * sizes are left out).
+   */
+  addPhoto(file: FileInput & { width: number; height: number }): PhotoSize[] {
+    const { file_id, file_unique_id, file_size } = this.add(file);
+    return [{ file_id, file_unique_id, width: file.width, height: file.height, ...(file_size ? { file_size } : {}) }];
   }
 
   /** getFile's answer. */

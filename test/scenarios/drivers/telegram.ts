@@ -94,7 +94,7 @@ export function createTelegramDriver(): TelegramDriver {
         chat: telegramChat(chat),
         from: telegramUser(user),
         text: chat.kind === 'group' ? `@${fake().bot.username} ${text}` : text,
-        document: file,
+        ...(file.photo ? { photo: { ...file, ...file.photo } } : { document: file }),
         ...(chat.subId ? { threadId: Number(chat.subId) } : {}),
       });
     },
