@@ -126,6 +126,22 @@ export const AttachmentsConfigSchema = z.strictObject({
   maxBytesPerUserPerDay: z.number().int().min(1).default(200 * 1024 * 1024),
   /** How long one file's download may take. */
   downloadTimeoutMs: z.number().int().min(1_000).max(600_000).default(60_000),
+  /** Whether the person sees what their voice message was heard as (`🎤 "…"`) at the top of the answer. */
+  showTranscript: z.boolean().default(true),
+});
+
+/**
+ * Transcription of voice and audio through an OpenAI-compatible
+ * `/v1/audio/transcriptions` (OpenAI's `whisper-1`, a whisper.cpp or
+ * faster-whisper server): the default model's endpoint and key unless given.
+ */
+export const TranscriptionConfigSchema = z.strictObject({
+  model: z.string().min(1),
+  baseUrl: httpUrl().optional(),
+  /** The environment variable holding this endpoint's API key (default: `llm.apiKey`). */
+  apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name, e.g. WHISPER_API_KEY').optional(),
+  /** How long one transcription may take. */
+  timeoutMs: z.number().int().min(1_000).max(600_000).default(60_000),
 });
 
 /** The LLM endpoint (any OpenAI-compatible Chat Completions API). */
@@ -143,6 +159,8 @@ export const LlmConfigSchema = z.strictObject({
   prices: z.record(z.string(), PriceSchema).default({}),
   /** Models a conversation may switch to with `/model`; `model` above is the default and always listed. */
   models: z.array(ModelEntrySchema).default([]),
+  /** Voice and audio transcription; without it the bot says it cannot listen to audio. */
+  transcription: TranscriptionConfigSchema.optional(),
 });
 
 /** The loop guards' defaults (SPEC section 4). */
