@@ -12,6 +12,7 @@ import { minimalPdf } from '../support/pdf.js';
 import { NO_SUCH_TOOL_ANSWER } from './brain.js';
 import type { ScenarioChat, ScenarioDriver, ScenarioUser } from './driver.js';
 import { startHarness, waitFor, waitForApproval, waitForMessage, waitForResolved, type Harness, type HarnessOptions } from './harness.js';
+import { defineVoiceScenarios } from './suite-voice.js';
 
 /** Defines the suite for one channel. */
 export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
@@ -277,6 +278,8 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await waitForMessage(h, dm, 'echo: look at my cat');
     });
   });
+
+  defineVoiceScenarios(driver);
 
   describe(`scenarios on ${driver.name}: approvals and policy`, () => {
     it('approve runs the tool once and resumes the turn', async () => {

@@ -34,6 +34,8 @@ export interface UserMessageInput {
   entities?: MessageEntity[];
   /** A file sent with the message as a document: the text becomes its caption. */
   document?: FileInput;
+  /** A voice note (Ogg/Opus) of `duration` seconds: the text, if any, becomes its caption. */
+  voice?: FileInput & { duration: number };
 }
 
 /** A button press to inject. */
@@ -134,7 +136,9 @@ export class FakeTelegram {
       from: input.from,
       ...(input.document
         ? { document: this.files.add(input.document), caption: input.text, caption_entities: input.entities ?? entitiesFor(input.text) }
-        : { text: input.text, entities: input.entities ?? entitiesFor(input.text) }),
+        : input.voice
+          ? { voice: this.files.addVoice(input.voice, input.voice.duration), ...(input.text ? { caption: input.text, caption_entities: input.entities ?? entitiesFor(input.text) } : {}) }
+          : { text: input.text, entities: input.entities ?? entitiesFor(input.text) }),
       ...(input.threadId !== undefined ? { message_thread_id: input.threadId, is_topic_message: true } : {}),
       ...this.replyPart(chat, input),
     } as Message;
