@@ -69,6 +69,20 @@ export function defineVoiceScenarios(driver: ScenarioDriver): void {
       expect(answer.text).not.toContain('🎤');
     });
 
+    itNeeds([noVoice], 'a turn run again after a restart shows what was heard once, and does not transcribe again', async () => {
+      await start(transcribing);
+      h!.llm.transcriptions.set({ type: 'transcript', text: 'slow 1500', duration: 3 });
+      const owner = driver.users[0]!;
+      const dm = h!.driver.dm(owner);
+      await h!.driver.sendVoice!(dm, owner, '', voiceNote);
+      await waitFor(() => h!.tools.slowStarted === 1, 'the slow tool to start');
+      await h!.restart();
+      const answer = await waitForMessage(h!, dm, 'result:', 15_000);
+      expect(answer.text.startsWith('🎤 "slow 1500"')).toBe(true);
+      expect(h!.driver.messages(dm).filter((m) => m.text.includes('🎤')).length).toBe(1);
+      expect(h!.llm.transcriptions.requests).toHaveLength(1);
+    });
+
     itNeeds([noVoice], 'a transcription that fails is told, and the message still answered', async () => {
       await start(transcribing);
       h!.llm.transcriptions.set({ type: 'error', status: 500 });
