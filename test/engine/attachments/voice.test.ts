@@ -43,13 +43,11 @@ describe('transcription of voice and audio', () => {
   /** What the store keeps: shared by every intake of a test, as instances share a store. */
   let stored: { transcripts: Namespace<{ text: string; seconds?: number }>; seconds: Namespace<number>; toldOff: Namespace<string> };
   const bytes = oggOpus();
-  let fetched = 0;
 
   beforeEach(async () => {
     llm = await startFakeLlm({ apiKey: 'sk-whisper' });
     dataDir = mkdtempSync(join(tmpdir(), 'pincer-voice-'));
     stored = { transcripts: memory(), seconds: memory(), toldOff: memory() };
-    fetched = 0;
   });
   afterEach(async () => {
     await llm.close();
@@ -59,13 +57,7 @@ describe('transcription of voice and audio', () => {
   /** An intake (one instance) with its own data folder unless given, transcribing at `endpoint`. */
   const instance = (endpoint: Partial<TranscriptionEndpoint> | undefined, dir = dataDir) => {
     const config = parseConfig({ dataDir: dir });
-    const channel = {
-      name: 'test',
-      fetchAttachment: async () => {
-        fetched += 1;
-        return bytes;
-      },
-    } as unknown as Channel;
+    const channel = { name: 'test', fetchAttachment: async () => bytes } as unknown as Channel;
     const voice = new VoiceTranscripts({
       endpoint: endpoint && { model: 'whisper-1', baseUrl: llm.url, apiKey: 'sk-whisper', timeoutMs: 5_000, ...endpoint },
       ...stored,
