@@ -43,7 +43,8 @@ export class Transcriber {
     const signal = AbortSignal.timeout(this.endpoint.timeoutMs);
     let response: { text?: unknown; duration?: unknown };
     try {
-      const file = await toFile(bytes, name, { type: mimeType.split(';')[0]!.trim() });
+      const type = mimeType.split(';')[0]!.trim();
+      const file = await toFile(bytes, uploadName(name, type), { type });
       response = await this.client.audio.transcriptions.create({ file, model: this.endpoint.model, response_format: 'verbose_json' }, { signal });
     } catch (error) {
       throw failureOf(error, signal);
@@ -52,6 +53,22 @@ export class Transcriber {
     const seconds = typeof response.duration === 'number' && Number.isFinite(response.duration) && response.duration >= 0 ? response.duration : undefined;
     return { text: response.text.trim(), ...(seconds !== undefined ? { seconds } : {}) };
   }
+}
+
+/** The extensions OpenAI's endpoint takes (whisper servers take these too); it goes by the name's. */
+const ACCEPTED = new Set(['flac', 'm4a', 'mp3', 'mp4', 'mpeg', 'mpga', 'oga', 'ogg', 'wav', 'webm']);
+/** The usual extension of audio types, for a name whose own is not taken. */
+const EXTENSION_OF: Record<string, string> = { 'audio/ogg': 'ogg', 'audio/opus': 'ogg', 'audio/mpeg': 'mp3', 'audio/mp4': 'm4a', 'audio/x-m4a': 'm4a', 'audio/wav': 'wav', 'audio/x-wav': 'wav', 'audio/webm': 'webm', 'audio/flac': 'flac', 'audio/x-flac': 'flac' };
+
+/**
+ * The name the file is sent under: its own, unless its extension is one the
+ * endpoint does not take (`.opus`), then with the type's (`song.opus.ogg`).
+ */
+export function uploadName(name: string, type: string): string {
+  const ext = /\.([^.]+)$/.exec(name)?.[1]?.toLowerCase();
+  if (ext && ACCEPTED.has(ext)) return name;
+  const usual = EXTENSION_OF[type];
+  return usual ? `${name}.${usual}` : name;
 }
 
 /** A failure in words that name no key, URL or audio. */

@@ -166,3 +166,13 @@ describe('transcription of voice and audio', () => {
     expect(transcriptLines([received])[0]).toContain('end');
   });
 });
+
+describe('the name audio is sent under', () => {
+  it('keeps a name the endpoint takes, and gives another the extension of its type', async () => {
+    const { uploadName } = await import('../../../src/engine/attachments/transcribe.js');
+    expect(uploadName('voice.ogg', 'audio/ogg')).toBe('voice.ogg');
+    expect(uploadName('memo.m4a', 'audio/mp4')).toBe('memo.m4a');
+    expect(uploadName('song.opus', 'audio/ogg')).toBe('song.opus.ogg');
+    expect(uploadName('audio', 'audio/mpeg')).toBe('audio.mp3');
+  });
+});
