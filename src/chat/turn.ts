@@ -54,8 +54,13 @@ export class TurnEngine {
     if (turn.chat.kind === 'group') turn.replyTo = turn.answering;
     const open = openTurn(turn);
     const read = new Set(messages.map(inboxId));
+    // Downloads and transcriptions take a while: the person sees the bot typing meanwhile.
+    if (messages.some((message) => message.attachments.length)) turn.presenter.start();
     // The files are fetched now, while the messages are still in the inbox: a crash meanwhile fetches them again.
-    const files = await receiveTurnFiles(this.services, turn.chat, messages, record);
+    const files = await receiveTurnFiles(this.services, turn.chat, messages, record).catch((error: unknown) => {
+      turn.presenter.close();
+      throw error;
+    });
     // What a voice message was heard as goes on top of the answer; the journal keeps it for a resumed turn.
     if (files.quote) open.preface = files.quote;
     record.turn = open;

@@ -42,3 +42,9 @@ export function wav(samples = 1600): Buffer {
   header.writeUInt32LE(data, 40);
   return Buffer.concat([header, Buffer.alloc(data)]);
 }
+
+/** The start of a WebM file (an EBML header whose DocType is `webm`), as a browser records voice. */
+export function webm(padding = 256): Buffer {
+  const docType = Buffer.concat([Buffer.from([0x42, 0x82, 0x84]), Buffer.from('webm', 'ascii')]);
+  return Buffer.concat([Buffer.from([0x1a, 0x45, 0xdf, 0xa3, 0x80 | docType.length]), docType, Buffer.alloc(padding)]);
+}

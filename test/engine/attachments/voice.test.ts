@@ -12,7 +12,8 @@ import { modelLine, transcriptionNotice, transcriptLines, transcriptQuote } from
 import { silentLogger } from '../../../src/log.js';
 import type { Namespace } from '../../../src/store/store.js';
 import { startFakeLlm, type FakeLlm } from '../../fakes/llm/server.js';
-import { oggOpus } from '../../support/audio.js';
+import { oggOpus, webm } from '../../support/audio.js';
+import { sniffType } from '../../../src/engine/attachments/sniff.js';
 
 const DM: ChatInfo = { channel: 'test', chatId: 'ada', kind: 'dm', scope: 'global' };
 const VOICE: AttachmentMeta = { kind: 'audio', name: 'voice.ogg', mimeType: 'audio/ogg' };
@@ -174,5 +175,12 @@ describe('the name audio is sent under', () => {
     expect(uploadName('memo.m4a', 'audio/mp4')).toBe('memo.m4a');
     expect(uploadName('song.opus', 'audio/ogg')).toBe('song.opus.ogg');
     expect(uploadName('audio', 'audio/mpeg')).toBe('audio.mp3');
+  });
+});
+
+describe('audio in containers video shares', () => {
+  it('a WebM declared audio (a clip recorded in a browser) is audio, to be transcribed; undeclared, it stays video', async () => {
+    expect(await sniffType(webm(), 'audio/webm', 'audio_message.webm')).toMatchObject({ kind: 'audio', mimeType: 'audio/webm' });
+    expect(await sniffType(webm(), 'video/webm', 'clip.webm')).toMatchObject({ kind: 'video', mimeType: 'video/webm' });
   });
 });
