@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { oggOpus, wav } from '../support/audio.js';
 import type { ScenarioChat, ScenarioDriver, ScenarioFile, ScenarioUser } from './driver.js';
-import { startHarness, waitFor, waitForMessage, type Harness } from './harness.js';
+import { startHarness, waitFor, waitForApproval, waitForMessage, type Harness } from './harness.js';
 
 /** The scenarios of voice messages for `driver`, run by the shared suite. */
 export function defineVoiceScenarios(driver: ScenarioDriver): void {
@@ -81,6 +81,18 @@ export function defineVoiceScenarios(driver: ScenarioDriver): void {
       expect(answer.text.startsWith('🎤 "slow 1500"')).toBe(true);
       expect(h!.driver.messages(dm).filter((m) => m.text.includes('🎤')).length).toBe(1);
       expect(h!.llm.transcriptions.requests).toHaveLength(1);
+    });
+
+    itNeeds([noVoice], 'a voice message whose turn asks for approval shows what was heard before the prompt, and the answer after it does not repeat it', async () => {
+      await start(transcribing);
+      h!.llm.transcriptions.set({ type: 'transcript', text: 'note buy milk', duration: 2 });
+      const dm = h!.driver.dm(alice);
+      await h!.driver.sendVoice!(dm, alice, '', voiceNote);
+      const prompt = await waitForApproval(h!, dm);
+      expect(h!.driver.messages(dm).map((m) => m.text)).toEqual(['🎤 "note buy milk"']);
+      await h!.driver.pressApproval(dm, alice, prompt, 'approve');
+      const answer = await waitForMessage(h!, dm, 'saved note "buy milk"');
+      expect(answer.text).not.toContain('🎤');
     });
 
     itNeeds([noVoice], 'a transcription that fails is told, and the message still answered', async () => {
