@@ -340,6 +340,15 @@ export const ConfigSchema = z.strictObject({
       host: z.string().default('127.0.0.1'),
     })
     .default({ host: '127.0.0.1' }),
+  /** The web console and the traces of turns (SPEC section 18). */
+  console: z
+    .strictObject({
+      /** Serves the console on the HTTP endpoint (`http.port`); off by default. */
+      enabled: z.boolean().default(false),
+      /** Days a turn's, job step's or routine firing's trace is kept. */
+      traceDays: z.number().min(0).max(90).default(3),
+    })
+    .default({ enabled: false, traceDays: 3 }),
   /** Several instances on one Redis store (SPEC section 15). */
   cluster: z
     .strictObject({

@@ -30,7 +30,7 @@ export const NO_FILES: TurnFiles = { byMessage: new Map(), saved: [] };
  * are fetched again first (`record`).
  */
 export async function receiveTurnFiles(
-  services: Pick<AgentServices, 'attachments' | 'outbox' | 'config'>,
+  services: Pick<AgentServices, 'attachments' | 'outbox' | 'events' | 'config'>,
   chat: ChatInfo,
   messages: readonly InboundMessage[],
   record?: Pick<ThreadRecord, 'attachments'>,
@@ -44,6 +44,10 @@ export async function receiveTurnFiles(
     if (!message.attachments.length) continue;
     const received = await services.attachments.receive(chat, message);
     byMessage.set(message, received);
+    for (const [i, item] of received.entries()) {
+      const kind = message.attachments[i]?.kind ?? 'other';
+      services.events.emit('attachment', item.status === 'saved' ? { channel: chat.channel, kind, outcome: 'saved', sizeBytes: item.saved.sizeBytes } : { channel: chat.channel, kind, outcome: 'refused', reason: item.reason });
+    }
     for (const item of received) if (item.status === 'saved') saved.push(item.saved);
     const notice = refusalNotice(received);
     // Named, so that a turn run again after a restart does not tell it twice.
