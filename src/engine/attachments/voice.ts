@@ -107,7 +107,12 @@ export class VoiceTranscripts {
       if (transcript.seconds) await this.count(saved.userId, transcript.seconds);
     }
     if (!transcript.text) return { status: 'failed', why: 'nothing could be heard in it' };
-    saved.textPath = await saveInWorkspace(workspace, `${basename(saved.path)}.txt`, Buffer.from(`${transcript.text}\n`, 'utf8'));
+    try {
+      saved.textPath = await saveInWorkspace(workspace, `${basename(saved.path)}.txt`, Buffer.from(`${transcript.text}\n`, 'utf8'));
+    } catch (error) {
+      // The model reads the transcript in the message all the same.
+      this.deps.log.warn({ err: error, path: saved.path }, 'could not save a transcript beside its audio');
+    }
     return { status: 'done', text: transcript.text, ...(transcript.seconds !== undefined ? { seconds: transcript.seconds } : {}) };
   }
 
