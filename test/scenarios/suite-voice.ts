@@ -95,6 +95,21 @@ export function defineVoiceScenarios(driver: ScenarioDriver): void {
       expect(answer.text).not.toContain('🎤');
     });
 
+    itNeeds([noVoice], 'a voice message sent while a turn runs is read by that turn, and its answer shows what was heard', async () => {
+      await start(transcribing);
+      h!.llm.transcriptions.set({ type: 'transcript', text: 'and the word is heron', duration: 2 });
+      const owner = driver.users[0]!;
+      const dm = h!.driver.dm(owner);
+      await h!.driver.sendMessage(dm, owner, 'slow 800');
+      await waitFor(() => h!.tools.slowStarted === 1, 'the slow tool to start');
+      await h!.driver.sendVoice!(dm, owner, '', voiceNote);
+      const answer = await waitForMessage(h!, dm, 'echo: and the word is heron');
+      expect(answer.text.startsWith('🎤 "and the word is heron"')).toBe(true);
+      expect(h!.driver.messages(dm).filter((m) => m.text.includes('🎤')).length).toBe(1);
+      // One turn read both: the tool's result was never answered on its own.
+      expect(h!.driver.messages(dm).some((m) => m.text.includes('result:'))).toBe(false);
+    });
+
     itNeeds([noVoice], 'a transcription that fails is told, and the message still answered', async () => {
       await start(transcribing);
       h!.llm.transcriptions.set({ type: 'error', status: 500 });
