@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Writable } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,7 +10,7 @@ import { AttachmentIntake } from '../../../src/engine/attachments/intake.js';
 import type { ReceivedAttachment } from '../../../src/engine/attachments/received.js';
 import { transcriptionEndpoint, VoiceTranscripts, type TranscriptionEndpoint } from '../../../src/engine/attachments/voice.js';
 import { modelLine, transcriptionNotice, transcriptLines, transcriptQuote } from '../../../src/chat/attachments/describe.js';
-import { silentLogger } from '../../../src/log.js';
+import { createLogger, silentLogger, type Logger } from '../../../src/log.js';
 import type { Namespace } from '../../../src/store/store.js';
 import { startFakeLlm, type FakeLlm } from '../../fakes/llm/server.js';
 import { oggOpus, webm } from '../../support/audio.js';
@@ -56,13 +57,13 @@ describe('transcription of voice and audio', () => {
   });
 
   /** An intake (one instance) with its own data folder unless given, transcribing at `endpoint`. */
-  const instance = (endpoint: Partial<TranscriptionEndpoint> | undefined, dir = dataDir) => {
+  const instance = (endpoint: Partial<TranscriptionEndpoint> | undefined, dir = dataDir, log: Logger = silentLogger) => {
     const config = parseConfig({ dataDir: dir });
     const channel = { name: 'test', fetchAttachment: async () => bytes } as unknown as Channel;
     const voice = new VoiceTranscripts({
       endpoint: endpoint && { model: 'whisper-1', baseUrl: llm.url, apiKey: 'sk-whisper', timeoutMs: 5_000, ...endpoint },
       ...stored,
-      log: silentLogger,
+      log,
     });
     const intake = new AttachmentIntake({ config, channelOf: () => channel, daily: new DailyBytes(memory<number>(), 1e9), voice, log: silentLogger });
     return { intake, voice, workspace: join(dir, 'workspace', 'users', 'test', 'ada') };
@@ -87,6 +88,27 @@ describe('transcription of voice and audio', () => {
     expect(transcriptQuote([voiceNote])).toBe('🎤 "Buy milk and call Bob."');
     expect(await voice.secondsToday('test:ada')).toBe(90);
     expect(await voice.secondsToday()).toBe(90);
+  });
+
+  it('logs that audio was transcribed, never the key, the audio or what it says', async () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    const log = createLogger({ level: 'debug', pretty: false, destination });
+    llm.transcriptions.set({ type: 'transcript', text: 'my secret plans', duration: 5 });
+    await instance({}, dataDir, log).intake.receive(DM, message('1', VOICE));
+    llm.transcriptions.set({ type: 'error', status: 500 });
+    await instance({ model: 'whisper-2' }, dataDir, log).intake.receive(DM, message('2', VOICE));
+    const text = lines.join('');
+    expect(text).toContain('audio transcribed');
+    expect(text).toContain('audio not transcribed');
+    expect(text).not.toContain('sk-whisper');
+    expect(text).not.toContain('secret plans');
+    expect(text).not.toContain(bytes.subarray(0, 12).toString('base64'));
   });
 
   it('uses the default model endpoint and key, or its own key variable', () => {
