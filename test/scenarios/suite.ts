@@ -260,6 +260,16 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       expect(modelSaw('[attached: big.txt, not received: it is 4 KB, over the limit of 1 KB per file. The person has been told.]')).toBe(true);
     });
 
+    itNeeds(files, 'a background job asked for with a file is told where the file is, and finishes', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendFile!(dm, alice, 'bg notes', notes);
+      await h.driver.pressApproval(dm, alice, await waitForApproval(h, dm), 'approve');
+      await waitForMessage(h, dm, /Job \S+ "notes" is done\./s, 10_000);
+      const jobRequest = h.llm.requests.find((request) => /background job/.test(String(request.messages[0]?.content ?? '')));
+      expect(String(jobRequest?.messages.find((m) => m.role === 'user')?.content)).toContain('- attachments/notes.md (document, text/markdown, 29 bytes)');
+    });
+
     itNeeds([driver.name === 'terminal' ? undefined : 'only the terminal has a command of its own for files'], '/help lists /attach', async () => {
       await start();
       const dm = h.driver.dm(alice);
