@@ -113,6 +113,8 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     const arrived = this.turn.inject.splice(0);
     const files = await receiveTurnFiles(this.services, this.turn.chat, arrived);
     rememberFiles(this.turn.record, files.saved);
+    const open = this.turn.record.turn;
+    if (files.quote && open) open.preface = open.preface ? `${open.preface}\n${files.quote}` : files.quote;
     this.turn.consumed.push(...arrived.map(inboxId));
     const last = arrived[arrived.length - 1]!;
     this.turn.speaker = last.sender;

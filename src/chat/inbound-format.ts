@@ -7,7 +7,7 @@ import type { ChatKind, InboundMessage } from '../channels/types.js';
 import type { ChatMessage } from '../llm/types.js';
 import type { GroupLine, ThreadRecord } from '../engine/history.js';
 import type { ReceivedAttachment } from '../engine/attachments/received.js';
-import { modelLine, unopenedLine } from './attachments/describe.js';
+import { modelLine, transcriptLines, unopenedLine } from './attachments/describe.js';
 import { NO_FILES, type TurnFiles } from './attachments/turn-files.js';
 import { imagePartsOf } from './attachments/turn-images.js';
 
@@ -24,8 +24,9 @@ export function attribute(name: string, text: string): string {
 /**
  * The user message(s) for inbound messages of one turn. Each file attached is
  * one line after the text: what became of it (`files`), or that it was not
- * opened; an image saved is also kept as an image part of turn `turn` (the
- * thread's count of turns once this one is counted).
+ * opened; audio transcribed comes first, as the person's words; an image saved
+ * is also kept as an image part of turn `turn` (the thread's count of turns
+ * once this one is counted).
  */
 export function userMessagesFor(messages: readonly InboundMessage[], kind: ChatKind, context: readonly GroupLine[], files: TurnFiles = NO_FILES, turn = 0): ChatMessage[] {
   const result: ChatMessage[] = [];
@@ -57,6 +58,7 @@ export function keepAsGroupContext(record: Pick<ThreadRecord, 'groupContext'>, m
 
 function contentOf(message: InboundMessage, kind: ChatKind, received: readonly ReceivedAttachment[] | undefined): string {
   const lines = received ? received.map(modelLine) : message.attachments.map(unopenedLine);
-  const text = [message.text, ...lines].filter(Boolean).join('\n');
+  // What a voice message says is read as the person's words, after what they wrote.
+  const text = [message.text, ...transcriptLines(received ?? []), ...lines].filter(Boolean).join('\n');
   return kind === 'group' ? attribute(message.sender.name, text) : text;
 }

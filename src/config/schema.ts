@@ -132,6 +132,22 @@ export const AttachmentsConfigSchema = z.strictObject({
   maxImagePixels: z.number().int().min(64).max(8_192).default(1568),
   /** The images of only this many latest turns (the running one included) are sent; older ones are named in one line. */
   keepImages: z.number().int().min(1).max(100).default(3),
+  /** Whether the person sees what their voice message was heard as (`🎤 "…"`) at the top of the answer. */
+  showTranscript: z.boolean().default(true),
+});
+
+/**
+ * Transcription of voice and audio through an OpenAI-compatible
+ * `/v1/audio/transcriptions` (OpenAI's `whisper-1`, a whisper.cpp or
+ * faster-whisper server): the default model's endpoint and key unless given.
+ */
+export const TranscriptionConfigSchema = z.strictObject({
+  model: z.string().min(1),
+  baseUrl: httpUrl().optional(),
+  /** The environment variable holding this endpoint's API key (default: `llm.apiKey`). */
+  apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name, e.g. WHISPER_API_KEY').optional(),
+  /** How long one transcription may take. */
+  timeoutMs: z.number().int().min(1_000).max(600_000).default(60_000),
 });
 
 /** The LLM endpoint (any OpenAI-compatible Chat Completions API). */
@@ -151,6 +167,8 @@ export const LlmConfigSchema = z.strictObject({
   models: z.array(ModelEntrySchema).default([]),
   /** The default model (`model` above) sees images; an entry of `models` says so with its own `vision`. */
   vision: z.boolean().default(false),
+  /** Voice and audio transcription; without it the bot says it cannot listen to audio. */
+  transcription: TranscriptionConfigSchema.optional(),
 });
 
 /** The loop guards' defaults (SPEC section 4). */

@@ -13,6 +13,7 @@ import { NO_SUCH_TOOL_ANSWER } from './brain.js';
 import { defineImageScenarios } from './suite-images.js';
 import type { ScenarioChat, ScenarioDriver, ScenarioUser } from './driver.js';
 import { startHarness, waitFor, waitForApproval, waitForMessage, waitForResolved, type Harness, type HarnessOptions } from './harness.js';
+import { defineVoiceScenarios } from './suite-voice.js';
 
 /** Defines the suite for one channel. */
 export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
@@ -297,6 +298,7 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
   });
 
   defineImageScenarios(driver, { start });
+  defineVoiceScenarios(driver);
 
   describe(`scenarios on ${driver.name}: approvals and policy`, () => {
     it('approve runs the tool once and resumes the turn', async () => {

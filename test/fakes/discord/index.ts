@@ -34,7 +34,12 @@ export interface UserMessageOptions {
   replyTo?: string;
   /** Files attached; served from the fake's CDN at `/attachments/<channel>/<id>/<name>`, as Discord's signed URLs. */
   files?: FileInput[];
+  /** A voice message: flag IS_VOICE_MESSAGE, its one file with `duration_secs` and `waveform`, as the client records it. */
+  voice?: { durationSecs: number };
 }
+
+/** Discord's message flag of a voice message. */
+export const IS_VOICE_MESSAGE = 1 << 13;
 
 /** A file a user attaches. */
 export interface FileInput {
@@ -262,7 +267,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         mentionRoleIds: message.mentionRoleIds ?? [],
         mentionEveryone: message.mentionEveryone ?? false,
         replyToId: message.replyTo,
-        attachments: (message.files ?? []).map((file) => attachmentJson(world, cdn, signatures, `http://${base}`, message.channelId, file)),
+        attachments: (message.files ?? []).map((file) => ({
+          ...attachmentJson(world, cdn, signatures, `http://${base}`, message.channelId, file),
+          ...(message.voice ? { duration_secs: message.voice.durationSecs, waveform: Buffer.alloc(32, 128).toString('base64') } : {}),
+        })),
+        ...(message.voice ? { flags: IS_VOICE_MESSAGE } : {}),
       });
       gateway.dispatch('MESSAGE_CREATE', messageJson(world, stored, true));
       return stored;

@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { FakeCompletion, FakeHttpError, FakeLlmEntry } from './script.js';
 import { imagesIn, type FakeImage } from './images.js';
 import { completionBody, streamEvents } from './wire.js';
+import { FakeTranscriptions } from './transcriptions.js';
 
 /** A chat-completion request body as the fake received it. */
 export interface FakeLlmRequest {
@@ -67,6 +68,8 @@ export interface FakeLlm {
   enqueue(...entries: FakeLlmEntry[]): void;
   /** Replaces the fallback responder. */
   setResponder(responder: FakeResponder | undefined): void;
+  /** `POST /v1/audio/transcriptions`: what it received, and what it answers (`set`). */
+  readonly transcriptions: FakeTranscriptions;
   /** Stops listening and drops every connection, hanging ones included. */
   close(): Promise<void>;
 }
@@ -77,6 +80,7 @@ class FakeLlmServer implements FakeLlm {
   readonly images: FakeImage[] = [];
   readonly requestHeaders: IncomingHttpHeaders[] = [];
   served = 0;
+  readonly transcriptions = new FakeTranscriptions();
   private readonly queue: FakeLlmEntry[];
   private responder: FakeResponder | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -129,6 +133,10 @@ class FakeLlmServer implements FakeLlm {
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       if (!this.authorised(req)) return sendJson(res, 401, apiError('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
       return void this.readBody(req, res).catch(() => res.destroy());
+    }
+    if (req.method === 'POST' && path === '/v1/audio/transcriptions') {
+      if (!this.authorised(req)) return sendJson(res, 401, apiError('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
+      return void this.transcriptions.serve(req, res, (status, body) => sendJson(res, status, body)).catch(() => res.destroy());
     }
     sendJson(res, 404, apiError(`Unknown request URL: ${req.method} ${path}`, 'invalid_request_error', 'unknown_url'));
   }
@@ -236,6 +244,7 @@ export async function startFakeLlm(options: StartFakeLlmOptions = {}): Promise<F
 
 export * from './script.js';
 export { textOf, type FakeImage } from './images.js';
+export type { FakeTranscription, FakeTranscriptionRequest } from './transcriptions.js';
 
 /**
  * Why OpenAI would refuse this conversation with a 400, or undefined: every

@@ -36,6 +36,8 @@ export interface UserMessageInput {
   document?: FileInput;
   /** A picture sent as a photo (not a document): the text becomes its caption. */
   photo?: FileInput & { width: number; height: number };
+  /** A voice note (Ogg/Opus) of `duration` seconds: the text, if any, becomes its caption. */
+  voice?: FileInput & { duration: number };
 }
 
 /** A button press to inject. */
@@ -140,7 +142,9 @@ export class FakeTelegram {
             caption: input.text,
             caption_entities: input.entities ?? entitiesFor(input.text),
           }
-        : { text: input.text, entities: input.entities ?? entitiesFor(input.text) }),
+        : input.voice
+          ? { voice: this.files.addVoice(input.voice, input.voice.duration), ...(input.text ? { caption: input.text, caption_entities: input.entities ?? entitiesFor(input.text) } : {}) }
+          : { text: input.text, entities: input.entities ?? entitiesFor(input.text) }),
       ...(input.threadId !== undefined ? { message_thread_id: input.threadId, is_topic_message: true } : {}),
       ...this.replyPart(chat, input),
     } as Message;

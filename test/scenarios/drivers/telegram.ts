@@ -98,6 +98,15 @@ export function createTelegramDriver(): TelegramDriver {
         ...(chat.subId ? { threadId: Number(chat.subId) } : {}),
       });
     },
+    sendVoice: async (chat, user, text, file) => {
+      fake().sendUserMessage({
+        chat: telegramChat(chat),
+        from: telegramUser(user),
+        text,
+        voice: { name: file.name, mimeType: file.mimeType, bytes: file.bytes, duration: file.durationSecs },
+        ...(chat.subId ? { threadId: Number(chat.subId) } : {}),
+      });
+    },
     sendCommand: async (chat, user, name, args = '') => {
       const command = chat.kind === 'group' ? `/${name}@${fake().bot.username}` : `/${name}`;
       fake().sendUserMessage({
