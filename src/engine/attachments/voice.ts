@@ -18,7 +18,6 @@ import type { Transcriber, Transcript, TranscriptionEndpoint } from './transcrib
 
 export type { TranscriptionEndpoint } from './transcribe.js';
 
-
 /** What became of an audio file's transcription. */
 export type TranscriptOutcome =
   | {
