@@ -10,7 +10,8 @@
 export const SECURITY_HEADERS = {
   'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
+  // Not no-referrer: with it a browser sends `Origin: null` on the console's own form posts, which the origin check refuses.
+  'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
   'cross-origin-opener-policy': 'same-origin',
   'cross-origin-resource-policy': 'same-origin',
@@ -24,7 +25,7 @@ export function escapeHtml(text: string): string {
 /** A plain page: a title and paragraphs (escaped), with the console's stylesheet when there is one. */
 export function plainPage(title: string, paragraphs: string[], css?: string, form?: string): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><link rel="icon" href="data:,">
 <title>${escapeHtml(title)} · pincer console</title>${css ? `<link rel="stylesheet" href="/console/assets/${css}">` : ''}</head>
 <body class="plain"><main><h1>${escapeHtml(title)}</h1>${paragraphs.map((text) => `<p>${escapeHtml(text)}</p>`).join('')}${form ?? ''}</main></body></html>
 `;
@@ -63,7 +64,7 @@ export function errorPage(status: number, css?: string): string {
 /** The application's shell: the bundled script draws every page. */
 export function shellPage(script: string, css: string): string {
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><link rel="icon" href="data:,">
 <title>pincer console</title><link rel="stylesheet" href="/console/assets/${css}"><script type="module" src="/console/assets/${script}"></script></head>
 <body><div id="app"></div></body></html>
 `;
