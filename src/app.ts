@@ -16,6 +16,8 @@ import { DailyBytes } from './engine/attachments/daily-bytes.js';
 import { AttachmentIntake } from './engine/attachments/intake.js';
 import { DeliveryLog } from './engine/deliveries.js';
 import { AgentEvents } from './engine/events.js';
+import type { TraceRecorder } from './engine/traces/recorder.js';
+import type { TraceReader } from './engine/traces/types.js';
 import type { Feature } from './engine/feature.js';
 import { ThreadHistory } from './engine/history.js';
 import { Outbox } from './engine/outbox.js';
@@ -24,7 +26,6 @@ import { TurnJournal } from './engine/turn-journal.js';
 import { UsageLedger } from './engine/usage.js';
 import type { OpsServer } from './http/server.js';
 import type { PreparedConsole } from './http/console/index.js';
-import type { TraceReader } from './engine/traces/types.js';
 import { JOBS_COMMAND } from './jobs/commands.js';
 import { jobsFeature, type JobsFeature } from './jobs/feature.js';
 import { JOB_QUEUE } from './jobs/engine.js';
@@ -71,8 +72,8 @@ export interface AppOptions {
   /** Further tool sources, after the built-in tools and `tools`. */
   toolSources?: ToolSource[];
   store?: Store;
-  /** Where the console reads traces from (the trace recorder; tests give their own). */
-  traces?: TraceReader;
+  /** Where the console reads traces from instead of the app's own recorder (tests give a fixture). */
+  consoleTraces?: TraceReader;
   /** The console's bundled files (default dist/console). */
   consoleAssetsDir?: string;
 }
@@ -91,6 +92,8 @@ export interface App {
   /** Routines: their store and scheduler. */
   routines: RoutinesFeature;
   store: Store;
+  /** The traces of turns, job steps and routine firings: recorded while the console is on or traces are exported. */
+  traces?: TraceReader;
   /** Starts the channels and the event loop. */
   start(): Promise<void>;
   /** Graceful shutdown, then the store is closed. Calling it again waits for the first call. */
@@ -219,6 +222,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Every feature's tools are offered from the start, like every source.
   for (const feature of features) for (const source of feature.tools ?? []) registry.addSource(source);
   const runtime = new Runtime(services, channels, { deployment, features });
+  const traces = config.console.enabled || process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? await recordTraces(config, events, store, log) : undefined;
+  // OpenTelemetry's SDK loads only when traces are to be exported.
+  const exported = traces && process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? (await import('./engine/traces/otel.js')).exportTraces(traces, { agentName: config.agent.name, version: PINCER_VERSION, log, ...(config.cluster.instanceId ? { instance: config.cluster.instanceId } : {}) }) : undefined;
   const appServices = appServicesEarly;
   const startedAt = Date.now();
   let stopping: Promise<void> | undefined;
@@ -227,6 +233,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     await runtime.shutdown(reason);
     await ops?.close();
     await registry.stop();
+    await traces?.close();
+    await exported?.close();
     await usage.flush();
     await built().history.flush();
     await built().journal.durable();
@@ -240,6 +248,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     jobs,
     routines,
     store,
+    ...(traces ? { traces } : {}),
     async start() {
       await registry.start();
       // Up before the channels connect: /readyz says what is still missing.
@@ -249,7 +258,7 @@ export async function createApp(options: AppOptions): Promise<App> {
           runtime,
           routineScheduler: routines.scheduler,
           startedAt,
-          ...(options.traces ? { traces: options.traces } : {}),
+          ...(options.consoleTraces ?? traces ? { traces: options.consoleTraces ?? traces } : {}),
           ...(options.consoleAssetsDir ? { assetsDir: options.consoleAssetsDir } : {}),
         });
         ops = await (await import('./http/server.js')).startOpsServer({ host: config.http.host, port: config.http.port, runtime, services: built(), jobs: jobs.store, deployment, store, log, ...(served ? { console: served } : {}) });
@@ -268,6 +277,13 @@ export async function createApp(options: AppOptions): Promise<App> {
 function baseUrlOf(host: string, port: number): string {
   const shown = host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
   return `http://${shown}:${port}`;
+}
+
+/** The recorder of traces, loaded only when something reads them. */
+async function recordTraces(config: Config, events: AgentEvents, store: Store, log: Logger): Promise<TraceRecorder> {
+  const [{ TraceRecorder }, { TraceArchive }] = await Promise.all([import('./engine/traces/recorder.js'), import('./engine/traces/archive.js')]);
+  const archive = new TraceArchive(store, { days: config.console.traceDays, log });
+  return new TraceRecorder(events, archive, { log, ...(config.cluster.instanceId ? { instance: config.cluster.instanceId } : {}) });
 }
 
 /** Factories for every channel whose credentials are configured. Platform libraries load only when used. */

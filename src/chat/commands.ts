@@ -77,7 +77,7 @@ export class CommandHandler {
     const name = spec?.name;
     try {
       const run = async () => {
-        const result = spec ? await this.checkedRun(spec, event) : `Unknown command /${event.name}.\n\n${this.help()}`;
+        const result = spec ? await this.checkedRun(spec, event) : `Unknown command /${event.name}.\n\n${this.help(event)}`;
         const reply = typeof result === 'string' ? { text: result, private: false } : result;
         await this.reply(event, reply.text, reply.private);
       };
@@ -132,7 +132,7 @@ export class CommandHandler {
         this.host.shutdown(`/shutdown by ${event.sender.name}`);
         return 'Shutting down.';
       default:
-        return this.help();
+        return this.help(event);
     }
   }
 
@@ -145,8 +145,9 @@ export class CommandHandler {
     };
   }
 
-  private help(): string {
+  private help(event: InboundCommand): string {
     const lines = this.host.commands.map((command) => `${commandUsage(command)}: ${command.description}`);
+    lines.push(...(this.host.channel(event.chat.channel)?.ownCommands ?? []));
     return `Commands:\n${lines.join('\n')}`;
   }
 

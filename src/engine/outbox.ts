@@ -5,7 +5,7 @@
  * goes on from the part that failed; a named answer's parts are put on record
  * as they go, so that sending it again after a crash skips them (deliveries.ts).
  */
-import type { ApprovalOutcome, ApprovalPrompt, Channel, ChatAddress, SendOptions, SentMessage } from '../channels/types.js';
+import { threadKeyOf, type ApprovalOutcome, type ApprovalPrompt, type Channel, type ChatAddress, type SendOptions, type SentMessage } from '../channels/types.js';
 import type { Logger } from '../log.js';
 import { memoryLedger, type DeliveryLog } from './deliveries.js';
 import type { AgentEventMap, AgentEvents } from './events.js';
@@ -101,7 +101,7 @@ export class Outbox {
   private async attempt<T>(what: AgentEventMap['message.out']['type'], chat: ChatAddress, call: (channel: Channel) => Promise<T>): Promise<T | undefined> {
     const started = Date.now();
     const result = await this.retried(what, chat, call);
-    this.events?.emit('message.out', { channel: chat.channel, type: what, ok: result !== undefined, durationMs: Date.now() - started });
+    this.events?.emit('message.out', { channel: chat.channel, thread: threadKeyOf(chat), type: what, ok: result !== undefined, durationMs: Date.now() - started });
     return result;
   }
 

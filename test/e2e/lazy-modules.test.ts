@@ -21,7 +21,11 @@ const NOT_CONFIGURED = [
   '@modelcontextprotocol/sdk', // no mcp.servers
   'ajv', // the MCP SDK's validator
   'prom-client', // no PINCER_HTTP_PORT
-  '@opentelemetry/api', // prom-client's
+  '@opentelemetry/api', // prom-client's, and the trace export's
+  '@opentelemetry/sdk-trace-base', // no OTEL_EXPORTER_OTLP_ENDPOINT
+  '@opentelemetry/exporter-trace-otlp-http',
+  'sharp', // no image sent to a model that sees
+  'preact', // the console's page is served as files, never loaded by the bot
   'bullmq', // no Redis store
   'ioredis',
   'html-to-text', // loaded on the first http_fetch

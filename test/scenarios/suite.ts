@@ -259,6 +259,13 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       expect(modelSaw('[attached: big.txt, not received: it is 4 KB, over the limit of 1 KB per file. The person has been told.]')).toBe(true);
     });
 
+    itNeeds([driver.name === 'terminal' ? undefined : 'only the terminal has a command of its own for files'], '/help lists /attach', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendCommand(dm, alice, 'help');
+      await waitForMessage(h, dm, /\/attach PATH \[message\]: sends a file from this machine/);
+    });
+
     itNeeds(files, "past a person's daily budget of files, the next file is refused and the text answered", async () => {
       await start({ attachments: { maxBytesPerUserPerDay: 40 } });
       const dm = h.driver.dm(alice);

@@ -36,7 +36,7 @@ export interface AppRigOptions {
   tools?: Tool[];
   toolSources?: ToolSource[];
   /** Further options of the app (the console's traces and bundle). */
-  app?: Pick<AppOptions, 'traces' | 'consoleAssetsDir'>;
+  app?: Pick<AppOptions, 'consoleTraces' | 'consoleAssetsDir'>;
 }
 
 /** The user messages since the model's last answer, in order. */

@@ -27,7 +27,7 @@ export const NO_FILES: TurnFiles = { byMessage: new Map(), saved: [] };
  * are fetched again first (`record`).
  */
 export async function receiveTurnFiles(
-  services: Pick<AgentServices, 'attachments' | 'outbox'>,
+  services: Pick<AgentServices, 'attachments' | 'outbox' | 'events'>,
   chat: ChatInfo,
   messages: readonly InboundMessage[],
   record?: Pick<ThreadRecord, 'attachments'>,
@@ -40,6 +40,10 @@ export async function receiveTurnFiles(
     if (!message.attachments.length) continue;
     const received = await services.attachments.receive(chat, message);
     byMessage.set(message, received);
+    for (const [i, item] of received.entries()) {
+      const kind = message.attachments[i]?.kind ?? 'other';
+      services.events.emit('attachment', item.status === 'saved' ? { channel: chat.channel, kind, outcome: 'saved', sizeBytes: item.saved.sizeBytes } : { channel: chat.channel, kind, outcome: 'refused', reason: item.reason });
+    }
     for (const item of received) if (item.status === 'saved') saved.push(item.saved);
     const notice = refusalNotice(received);
     // Named, so that a turn run again after a restart does not tell it twice.

@@ -8,7 +8,7 @@
 export type TraceKind = 'turn' | 'job_step' | 'routine';
 
 /** What a span timed. */
-export type SpanKind = 'model' | 'tool' | 'approval' | 'delivery' | 'compaction';
+export type SpanKind = 'model' | 'tool' | 'approval' | 'delivery' | 'compaction' | 'job';
 
 /** One timed part of a trace. */
 export interface TraceSpan {

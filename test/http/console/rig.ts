@@ -38,7 +38,7 @@ export async function startConsoleRig(options: AppRigOptions & { config?: Config
   const rig = await startAppRig({
     ...options,
     config: { ...options.config, console: { enabled: true }, http: { port, host: '127.0.0.1' } },
-    app: { traces, consoleAssetsDir: await consoleBundle() },
+    app: { consoleTraces: traces, consoleAssetsDir: await consoleBundle() },
   });
   return Object.assign(rig, { base: `http://127.0.0.1:${port}`, traces });
 }
