@@ -221,3 +221,35 @@ describe('what each person sees', () => {
     }
   });
 });
+
+describe('traces', () => {
+  it('shows the trace the app recorded of a turn, with its model and tool spans, to those who see the conversation', async () => {
+    const r = await startConsoleRig({ tools: [signInTool()], responder: loginModel, recordedTraces: true });
+    rig = r;
+    await say(r, testDm('owner'), 'owner', 'login example.org');
+    const client = await signIn(r, 'owner');
+    const thread = encodeURIComponent('test:dm-owner');
+    const view = await expectEventually(async () => {
+      const seen = (await (await client.get(`/console/api/conversations/${thread}`)).json()) as { traces: Array<{ id: string }> };
+      return seen.traces.length ? seen : undefined;
+    });
+    const trace = (await (await client.get(`/console/api/traces/${encodeURIComponent(view.traces[0]!.id)}`)).json()) as { spans: Array<{ kind: string; name: string }> };
+    expect(trace.spans.map((span) => span.kind)).toContain('model');
+    expect(trace.spans.filter((span) => span.kind === 'tool').map((span) => span.name)).toEqual(['sign_in_site']);
+    r.platform.chatAdmins.set('g1', new Set(['alice']));
+    await say(r, testGroup('g1'), 'alice', 'hello', true);
+    const alice = await signIn(r, 'alice');
+    expect((await alice.get(`/console/api/traces/${encodeURIComponent(view.traces[0]!.id)}`)).status).toBe(404);
+  });
+});
+
+/** Polls `read` until it gives a value (2 s at most). */
+async function expectEventually<T>(read: () => Promise<T | undefined>): Promise<T> {
+  for (let tries = 0; tries < 40; tries++) {
+    const value = await read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('never came');
+}
+

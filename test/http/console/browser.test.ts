@@ -13,7 +13,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { testDm } from '../../support/test-channel.js';
+import { testDm, testGroup } from '../../support/test-channel.js';
 import { linkFor, startConsoleRig, type ConsoleRig } from './rig.js';
 import { loginModel, PASSWORD, signInTool } from './support.js';
 
@@ -129,6 +129,27 @@ describe.skipIf(skip)(skip ? `the console in a browser (skipped: no Chromium at 
     say(r, '/policy list');
     const listed = await r.platform.waitFor(() => r.platform.messagesIn(DM).find((m) => m.text.startsWith('Tool policy')), 5_000, '/policy list');
     expect(listed.text).toContain('sign_in_site: disabled (set globally)');
+    await page.close();
+  });
+
+  it('shows an admin of one group that group, not another group nor a DM', async () => {
+    const r = await startConsoleRig();
+    rig = r;
+    r.platform.chatAdmins.set('g1', new Set(['alice']));
+    for (const [chat, who] of [[testGroup('g1', 'Garden club'), 'alice'], [testGroup('g2', 'Chess club'), 'bob'], [DM, 'owner']] as const) {
+      r.platform.channel.userMessage({ chat, sender: { id: who, name: who }, text: 'hello', mentionsBot: true });
+      await r.platform.waitFor(() => r.platform.lastMessage(chat), 5_000, 'an answer');
+    }
+    await r.app.runtime.idle();
+    const page = await browser!.newPage();
+    await page.goto(await linkFor(r, 'alice'));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('alice (admin)').waitFor();
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByRole('link', { name: 'Garden club' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Chess club' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'DM dm-owner' }).count()).toBe(0);
+    await shot(page, 'conversations-admin');
     await page.close();
   });
 

@@ -31,14 +31,18 @@ export interface ConsoleRig extends AppRig {
   traces: FixtureTraces;
 }
 
-/** Starts the app with `console.enabled` and an HTTP port. */
-export async function startConsoleRig(options: AppRigOptions & { config?: ConfigInput } = {}): Promise<ConsoleRig> {
+/**
+ * Starts the app with `console.enabled` and an HTTP port. The console reads
+ * the fixture's made-up traces, or with `recordedTraces` the app's own
+ * recorder.
+ */
+export async function startConsoleRig(options: AppRigOptions & { config?: ConfigInput; recordedTraces?: boolean } = {}): Promise<ConsoleRig> {
   const port = await freePort();
   const traces = new FixtureTraces();
   const rig = await startAppRig({
     ...options,
     config: { ...options.config, console: { enabled: true }, http: { port, host: '127.0.0.1' } },
-    app: { consoleTraces: traces, consoleAssetsDir: await consoleBundle() },
+    app: { ...(options.recordedTraces ? {} : { consoleTraces: traces }), consoleAssetsDir: await consoleBundle() },
   });
   return Object.assign(rig, { base: `http://127.0.0.1:${port}`, traces });
 }
