@@ -13,12 +13,14 @@ export function UsageChart({ days }) {
       {
         width,
         height: 220,
+        // From zero up, and a cent at least: an idle bot's chart is flat at the bottom, not a made-up range.
+        scales: { usd: { range: (_, __, max) => [0, Math.max(0.01, max)] }, tokens: { range: (_, __, max) => [0, Math.max(10, max)] } },
         series: [
           {},
           { label: 'Cost ($)', stroke: '#c2410c', width: 2, scale: 'usd', value: (_, v) => (v == null ? '' : `$${v.toFixed(4)}`) },
           { label: 'Tokens', stroke: '#2563eb', width: 2, scale: 'tokens' },
         ],
-        axes: [{}, { scale: 'usd', values: (_, ticks) => ticks.map((t) => `$${t}`) }, { scale: 'tokens', side: 1, grid: { show: false } }],
+        axes: [{}, { scale: 'usd', values: (_, ticks) => ticks.map((t) => `$${+t.toFixed(4)}`) }, { scale: 'tokens', side: 1, grid: { show: false } }],
       },
       [xs, days.map((d) => d.costUsd), days.map((d) => d.inputTokens + d.outputTokens)],
       box.current,

@@ -34,7 +34,7 @@ export function Overview() {
   return html`<section>
     <h1>Overview</h1>
     <div class="cards">
-      <div class="card"><h2>Uptime</h2><p class="big">${duration(data.uptimeSeconds * 1000)}</p></div>
+      <div class="card"><h2>Uptime</h2><p class="big">${data.uptimeSeconds < 60 ? 'under a minute' : duration(data.uptimeSeconds * 1000)}</p></div>
       <div class="card"><h2>Turns in flight</h2><p class="big" data-testid="turns-in-flight">${data.turnsInFlight}</p><p class="muted">${data.activeThreads} active threads, ${data.queuedMessages} queued</p></div>
       <div class="card"><h2>Today</h2><p class="big">${usd(data.today.costUsd)}</p><p class="muted">${count(data.today.inputTokens)} in / ${count(data.today.outputTokens)} out tokens, ${count(data.today.calls)} calls</p></div>
       <div class="card"><h2>Errors, last hour</h2><p class="big">${data.errorsLastHour}</p></div>
@@ -86,7 +86,7 @@ export function Conversation({ threadKey }) {
             ${m.text && html`<p class="text">${m.text}</p>`}
             ${(m.calls ?? []).map(
               (call) => html`<details class="call" data-tool=${call.tool} open>
-                <summary>🔧 ${call.tool}</summary>
+                <summary>Tool call: ${call.tool}</summary>
                 <pre>${call.args}</pre>
                 ${results.has(call.id) ? html`<pre class="result">${results.get(call.id)}</pre>` : html`<p class="muted">running…</p>`}
               </details>`,
