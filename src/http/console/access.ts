@@ -46,4 +46,16 @@ export class ConsoleAccess {
     if (!allGroups && !scopes.size) return undefined;
     return { ...base, role: 'admin', allGroups, scopes: [...scopes] };
   }
+
+  /**
+   * Whether a session's viewer still has the standing it signed in with, as
+   * far as the configuration says (sessions outlive a restart with another
+   * `owners` or `admins`): checked on every request, without platform calls.
+   */
+  stillHolds(viewer: Viewer): boolean {
+    const { channel, id } = platformIdOf(viewer.userId);
+    if (this.authority.isOwner(channel, id)) return true;
+    if (viewer.role === 'owner') return false;
+    return !viewer.allGroups || this.config.admins.includes(viewer.userId);
+  }
 }

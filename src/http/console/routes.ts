@@ -95,7 +95,12 @@ async function route(parts: RouteParts, url: URL, request: IncomingMessage, resp
   if (pathname === '/console/sign-in') return signIn(parts, url, request, response);
   if (pathname === '/console/cli-link' && method === 'POST') return cliLink(parts, request, response);
   const sessionId = cookieOf(request.headers.cookie, SESSION_COOKIE);
-  const session = await parts.sessions.find(sessionId);
+  let session = await parts.sessions.find(sessionId);
+  if (session && !parts.access.stillHolds(session.viewer)) {
+    // Removed from owners or admins since signing in: the session ends here.
+    await parts.sessions.end(sessionId);
+    session = undefined;
+  }
   if (!pathname.startsWith('/console/api/')) {
     if (method !== 'GET') throw new Refusal(405, 'only GET');
     if (!session) return sendHtml(response, 401, signedOutPage(css));

@@ -164,6 +164,14 @@ describe('sessions and changes', () => {
     expect((await r.app.services.policy.entry('sign_in_site', 'global')).mode).toBe('ask');
   });
 
+  it('ends the session of an admin removed from admins since signing in', async () => {
+    const r = await start({ admins: ['test:ada'] });
+    const ada = await signIn(r, 'ada');
+    expect((await ada.get('/console/api/overview')).status).toBe(200);
+    r.app.services.config.admins.splice(0);
+    expect((await ada.get('/console/api/overview')).status).toBe(401);
+  });
+
   it('ends a session on sign-out', async () => {
     const r = await start();
     const client = await signIn(r, 'owner');
