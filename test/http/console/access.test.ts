@@ -8,6 +8,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Store } from '../../../src/store/store.js';
+import { createAuditLog } from '../../../src/tools/audit.js';
+import { silentLogger } from '../../../src/log.js';
 import { LINK_TTL_MS, SignInLinks } from '../../../src/http/console/sign-in-links.js';
 import { startAppRig, type AppRig } from '../../support/app-rig.js';
 import { freePort } from '../../support/ports.js';
@@ -162,6 +164,9 @@ describe('sessions and changes', () => {
     expect(made.status).toBe(200);
     expect(((await made.json()) as { text: string }).text).toContain('Policy for sign_in_site set to "ask"');
     expect((await r.app.services.policy.entry('sign_in_site', 'global')).mode).toBe('ask');
+    // Audited as a change by that person, as /policy in chat records it.
+    const audit = await createAuditLog(r.app.store, { log: silentLogger }).recent(10);
+    expect(audit).toContainEqual(expect.objectContaining({ kind: 'policy', tool: 'sign_in_site', scope: 'global', mode: 'ask', by: 'test:owner' }));
   });
 
   it('ends the session of an admin removed from admins since signing in', async () => {
