@@ -16,6 +16,7 @@ import { freePort } from '../../support/ports.js';
 import { testDm, testGroup } from '../../support/test-channel.js';
 import { linkFor, signIn, startConsoleRig, useLink, type ConsoleRig } from './rig.js';
 import { loginModel, PASSWORD, signInTool } from './support.js';
+import { reminderRecord } from '../../routines/records.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 
@@ -232,6 +233,30 @@ describe('what each person sees', () => {
     for (const path of ['overview', 'conversations', 'work', 'policy', 'session']) {
       expect(await (await client.get(`/console/api/${path}`)).text()).not.toContain(API_KEY);
     }
+  });
+});
+
+describe('jobs and routines', () => {
+  it('pauses and resumes a routine through /routines, and refuses one the person may not see', async () => {
+    const r = await start();
+    const tomorrow = Date.now() + 86_400_000;
+    await r.app.routines.store.create(reminderRecord('r1', 'water the plants', tomorrow));
+    await r.app.routines.store.create(reminderRecord('r2', 'call mum', tomorrow, 'test:bob', 'Bob'));
+    r.platform.chatAdmins.set('g1', new Set(['alice']));
+    await say(r, testGroup('g1'), 'alice', 'hello', true);
+    const owner = await signIn(r, 'owner');
+    const listed = (await (await owner.get('/console/api/work')).json()) as { routines: Array<{ id: string; nextAt?: number }> };
+    expect(listed.routines.map((routine) => routine.id).sort()).toEqual(['r1', 'r2']);
+    const paused = await owner.post('/console/api/routines/r1/pause', {});
+    expect(((await paused.json()) as { text: string }).text).toBe('Routine r1 is paused.');
+    expect((await r.app.routines.store.get('r1'))?.enabled).toBe(false);
+    const resumed = await owner.post('/console/api/routines/r1/resume', {});
+    expect(((await resumed.json()) as { text: string }).text).toContain('Routine r1 is on again');
+    expect((await r.app.routines.store.get('r1'))?.enabled).toBe(true);
+    const alice = await signIn(r, 'alice');
+    expect(((await (await alice.get('/console/api/work')).json()) as { routines: unknown[] }).routines).toEqual([]);
+    expect((await alice.post('/console/api/routines/r2/pause', {})).status).toBe(404);
+    expect((await r.app.routines.store.get('r2'))?.enabled).toBe(true);
   });
 });
 
