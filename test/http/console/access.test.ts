@@ -236,6 +236,22 @@ describe('what each person sees', () => {
   });
 });
 
+describe('approvals', () => {
+  it('shows the approval a conversation waits for, redacted, without a way to answer it', async () => {
+    const r = await start();
+    await r.app.services.policy.set('sign_in_site', 'global', 'ask', 'test:owner');
+    const chat = testDm('owner');
+    r.platform.channel.userMessage({ chat, sender: { id: 'owner', name: 'owner' }, text: 'login example.org' });
+    await r.platform.waitFor(() => r.platform.approvalsIn(chat).length > 0, 5_000, 'the approval prompt');
+    await r.app.runtime.idle();
+    const client = await signIn(r, 'owner');
+    const view = (await (await client.get(`/console/api/conversations/${encodeURIComponent('test:dm-owner')}`)).json()) as { pendingApproval?: { tool: string; summary: string } };
+    expect(view.pendingApproval?.tool).toBe('sign_in_site');
+    expect(JSON.stringify(view)).not.toContain(PASSWORD);
+    expect((await client.post('/console/api/approvals/x/approve', {})).status).toBe(404);
+  });
+});
+
 describe('jobs and routines', () => {
   it('pauses and resumes a routine through /routines, and refuses one the person may not see', async () => {
     const r = await start();
