@@ -68,7 +68,7 @@ export default tseslint.config(
   // The web console's page runs in the browser; the build scripts in Node.
   {
     files: ['src/http/console/ui/**'],
-    languageOptions: { globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', EventSource: 'readonly' } },
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', EventSource: 'readonly', setInterval: 'readonly', clearInterval: 'readonly' } },
   },
   {
     files: ['scripts/**'],

@@ -9,7 +9,7 @@ import { UsageChart } from './chart.js';
 import { count, duration, usd, when } from './format.js';
 import { html } from './html.js';
 
-/** Reads `path` now and whenever `refresh` changes; gives [data, error, reload]. */
+/** Reads `path` now and on each call of the `reload` it gives: [data, error, reload]. */
 function useApi(path) {
   const [state, setState] = useState({ data: undefined, error: undefined });
   const load = useCallback(() => {
@@ -107,6 +107,11 @@ export function Conversation({ threadKey }) {
 export function Work() {
   const [data, error, reload] = useApi('work');
   const [said, setSaid] = useState('');
+  // Jobs change state without a chat event (a step, a firing): read again every few seconds while the page is open.
+  useEffect(() => {
+    const timer = setInterval(reload, 5_000);
+    return () => clearInterval(timer);
+  }, [reload]);
   const act = (path) =>
     api(path, {}).then(
       (answer) => {
