@@ -87,6 +87,20 @@ describe('signing in with a one-time link', () => {
     expect(await again.text()).toContain('already used');
   });
 
+  it('serves the bundle compressed, cached for a year under hashed names, with the same headers', async () => {
+    const r = await start();
+    const client = await signIn(r, 'owner');
+    const shell = await (await client.get('/console/')).text();
+    const script = /src="(\/console\/assets\/app-\w+\.js)"/.exec(shell)![1]!;
+    const asset = await fetch(`${r.base}${script}`, { headers: { 'accept-encoding': 'gzip' } });
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('content-encoding')).toBe('gzip');
+    expect(asset.headers.get('cache-control')).toContain('immutable');
+    expect(asset.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect((await fetch(`${r.base}/console/assets/..%2F..%2Fpackage.json`)).status).toBe(404);
+    expect((await fetch(`${r.base}/console/assets/manifest.json`)).status).toBe(404);
+  });
+
   it('refuses a made-up link with a clear page', async () => {
     const r = await start();
     const response = await useLink(`${r.base}/console/sign-in?t=${'x'.repeat(43)}`);
