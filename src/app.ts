@@ -14,6 +14,7 @@ import { ApprovalBook } from './engine/approval-book.js';
 import { bookingTtlMs } from './engine/budget.js';
 import { DailyBytes } from './engine/attachments/daily-bytes.js';
 import { AttachmentIntake } from './engine/attachments/intake.js';
+import { StoredTranscriptSchema, transcriptionEndpoint, VoiceTranscripts } from './engine/attachments/voice.js';
 import { DeliveryLog } from './engine/deliveries.js';
 import { AgentEvents } from './engine/events.js';
 import type { TraceRecorder } from './engine/traces/recorder.js';
@@ -209,6 +210,14 @@ export async function createApp(options: AppOptions): Promise<App> {
       channelOf: (name) => channelMap.get(name),
       // Counted in the store, so that every instance books against the same day.
       daily: new DailyBytes(store.namespace('attachment-bytes', z.number()), config.attachments.maxBytesPerUserPerDay),
+      // Transcripts, minutes and who was told are kept in the store, so that every instance shares them.
+      voice: new VoiceTranscripts({
+        endpoint: transcriptionEndpoint(config.llm),
+        transcripts: store.namespace('transcripts', StoredTranscriptSchema),
+        seconds: store.namespace('transcribed-seconds', z.number()),
+        toldOff: store.namespace('transcription-off-told', z.string()),
+        log: log.child({ part: 'transcription' }),
+      }),
       log: log.child({ part: 'attachments' }),
     }),
     events,

@@ -232,6 +232,7 @@ export class RoutineScheduler {
         tools: routine.tools,
         ...(routine.standing ? { standing: routine.standing } : {}),
         ...(model ? { model } : {}),
+        ...(routine.files ? { files: routine.files } : {}),
         plan: false,
         maxIterations: jobs.maxIterations,
         timeoutMs: Math.round(jobs.timeoutMinutes * 60_000),

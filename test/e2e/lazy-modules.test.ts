@@ -35,6 +35,7 @@ const NOT_CONFIGURED = [
   'discord.js',
   'grammy',
   '@slack/bolt',
+  'sharp', // loaded with the first image sent to a model that sees
 ];
 
 /** The npm packages among the loaded module URLs. */
@@ -106,6 +107,12 @@ describe('what a start loads', () => {
     expect(loaded).toContain('sqlite3');
     expect(loaded).toContain('marked');
     expect(NOT_CONFIGURED.filter((name) => loaded.has(name))).toEqual([]);
+  }, 30_000);
+
+  it('does not load the image library at start, even for a model that sees', async () => {
+    const loaded = await packagesLoaded(llm, 'terminal:\n  enabled: on\nllm:\n  vision: true\n');
+    expect(loaded).toContain('openai');
+    expect(loaded).not.toContain('sharp');
   }, 30_000);
 
   it('loads the metrics library once an HTTP port is set', async () => {
