@@ -97,6 +97,11 @@ export class UsageLedger {
     return this.current(`total:${dayOf(this.now())}`);
   }
 
+  /** Everyone's usage on `day` (`YYYY-MM-DD`, as {@link dayOf} names it): the console's chart of the last days. */
+  totalOn(day: string): Promise<UsageTotals> {
+    return this.current(`total:${day}`);
+  }
+
   /**
    * Writes every changed total; earlier days, and today's oldest written totals
    * beyond the cache size, are dropped from memory (read again when needed).
