@@ -37,14 +37,14 @@ interface Instance {
   channel: TestChannel;
 }
 
-async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string, agent: Record<string, unknown> = {}, tools: Tool[] = []): Promise<Instance> {
+async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string, agent: Record<string, unknown> = {}, tools: Tool[] = [], leaseTtlMs = 2_000): Promise<Instance> {
   // The approval test's fetch never runs (its question expires); the host is allowed so that it is asked.
   const dir = mkdtempSync(join(tmpdir(), `pincer-cluster-${id}-`));
   const config = parseConfig({
     dataDir: dir,
     storeUrl: redisUrl(),
     owners: ['test:owner'],
-    cluster: { instanceId: id, leaseTtlMs: 2_000 },
+    cluster: { instanceId: id, leaseTtlMs },
     llm: { baseUrl: llm.url, model: 'fake-model', maxRetries: 0, stream: false },
     agent: { shutdownTimeoutMs: 3_000, ...agent },
     tools: { http: { allowHosts: ['127.0.0.1'] } },
@@ -60,12 +60,12 @@ async function startInstance(platform: TestPlatform, llm: FakeLlm, id: string, a
 }
 
 /** Two instances, a and b, on an emptied database, one test platform and one recording model. */
-async function startPair(responder: FakeResponder = echoAll, agent: Record<string, unknown> = {}, tools: Tool[] = []): Promise<{ llm: FakeLlm; platform: TestPlatform; a: Instance; b: Instance }> {
+async function startPair(responder: FakeResponder = echoAll, agent: Record<string, unknown> = {}, tools: Tool[] = [], leaseTtlMs = 2_000): Promise<{ llm: FakeLlm; platform: TestPlatform; a: Instance; b: Instance }> {
   await flushDb(redisUrl());
   const llm = await startFakeLlm({ responder, record: true });
   cleanups.push(() => llm.close());
   const platform = new TestPlatform();
-  return { llm, platform, a: await startInstance(platform, llm, 'a', agent, tools), b: await startInstance(platform, llm, 'b', agent, tools) };
+  return { llm, platform, a: await startInstance(platform, llm, 'a', agent, tools, leaseTtlMs), b: await startInstance(platform, llm, 'b', agent, tools, leaseTtlMs) };
 }
 
 async function waitFor(check: () => boolean | Promise<boolean>, what: () => string, timeoutMs = 20_000): Promise<void> {
@@ -318,7 +318,9 @@ describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, (
 
   it('leaves a new thread in Redis while every slot is taken, for the first instance whose slot frees', async () => {
     const held = new HeldModel();
-    const { platform, a, b } = await startPair(held.respond, { maxConcurrentTurns: 1 });
+    // A thread left waiting a whole lease TTL is taken by the sweep even with every slot busy (nothing else
+    // would take it): a long TTL keeps that out of this test's few seconds, however slow the machine.
+    const { platform, a, b } = await startPair(held.respond, { maxConcurrentTurns: 1 }, [], 60_000);
     const person = (n: number) => ({ chat: testDm(`user-${n}`), sender: { id: `user-${n}`, name: `User ${n}` } });
     const holds = (instance: Instance, n: number) => clusterOf(instance.app.deployment)!.threads.holds(threadKeyOf(person(n).chat));
     a.channel.userMessage({ ...person(1), text: 'one' });
