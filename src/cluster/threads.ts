@@ -5,11 +5,12 @@
  * in order, runs the turns, renews the lease while it works and gives it back
  * when the inbox is empty. An instance takes a new thread only while it has a
  * free turn slot: a busy one keeps the thread's poke and takes it when a slot
- * frees (unless another instance took it first), so work waits in Redis for the
- * first free slot of any instance, not in one instance's queue while another
- * idles. A sweep takes over the threads whose holder died: their lease lapsed
- * with work left (an inbox entry, or a turn still open), and the ones left
- * waiting longer than a lease TTL (every instance busy all that time).
+ * frees (unless another instance took it first; waiting-threads.ts), so work
+ * waits in Redis for the first free slot of any instance, not in one
+ * instance's queue while another idles. A sweep takes over the threads whose
+ * holder died: their lease lapsed with work left (an inbox entry, or a turn
+ * still open), and the ones left waiting longer than a lease TTL (every
+ * instance busy all that time).
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { InboundMessage } from '../channels/types.js';
@@ -20,6 +21,7 @@ import type { Logger } from '../log.js';
 import { CLUSTER_PREFIX, type ClusterNode, type HeldLease } from './node.js';
 import { COUNT_SENDER, senderRateKeys } from './sender-rate.js';
 import { inboxInOrder, leaseNameOf, threadKeys, type InboxEntry, type LeaseHolder } from './thread-storage.js';
+import { WaitingThreads } from './waiting-threads.js';
 
 /** Threads with work not finished by a lease holder. */
 const OPEN = `${CLUSTER_PREFIX}open`;
@@ -99,10 +101,8 @@ export class ClusterThreads implements LeaseHolder {
   /** Leases being given back (their writes flushed first). */
   private readonly releasing = new Map<string, Promise<void>>();
   private readonly timers: NodeJS.Timeout[] = [];
-  /** Threads poked while every slot was taken, oldest first: when each was poked. */
-  private readonly waiting = new Map<string, number>();
-  private pulling: Promise<void> | undefined;
-  private pullAgain = false;
+  /** Threads poked while every slot was taken. */
+  private readonly waiting: WaitingThreads;
   private host: ThreadHost | undefined;
   private closed = false;
   /** Shutting down: no thread is taken any more. */
@@ -111,7 +111,17 @@ export class ClusterThreads implements LeaseHolder {
   constructor(
     private readonly node: ClusterNode,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.waiting = new WaitingThreads({
+      redis: () => node.redis,
+      log,
+      openSet: OPEN,
+      spare: () => this.host?.spare() ?? false,
+      stopped: () => this.closed || this.draining,
+      closed: () => this.closed,
+      offer: (thread) => this.offer(thread),
+    });
+  }
 
   /** Starts renewing, sweeping and listening for new inbox entries. */
   start(host: ThreadHost): void {
@@ -122,14 +132,14 @@ export class ClusterThreads implements LeaseHolder {
       if (message.type !== 'poke') return;
       const thread = message.thread;
       if (this.held.has(thread)) void this.offer(thread).catch((error: unknown) => this.log.warn({ err: error, thread }, 'cluster: could not read a thread'));
-      else this.wait(thread);
+      else this.waiting.wait(thread);
     });
     const every = (ms: number, work: () => Promise<void>) => {
       const timer = setInterval(() => void work().catch((error: unknown) => this.log.warn({ err: error }, 'cluster: periodic work failed')), ms);
       timer.unref();
       this.timers.push(timer);
     };
-    every(SPARE_CHECK_MS, () => this.pull());
+    every(SPARE_CHECK_MS, () => this.waiting.pull());
     every(Math.max(100, Math.floor(this.node.leaseTtlMs / 3)), () => this.renewAll());
     every(Math.max(200, Math.floor(this.node.leaseTtlMs / 2)), () => this.sweep());
     void this.sweep().catch((error: unknown) => this.log.warn({ err: error }, 'cluster: first sweep failed'));
@@ -163,47 +173,6 @@ export class ClusterThreads implements LeaseHolder {
     const held = this.held.get(thread);
     if (held) await this.drain(thread, held);
     else await this.take(thread);
-  }
-
-  /** Notes a thread with new work that no instance may hold, and takes it when a slot is free. */
-  private wait(thread: string): void {
-    if (!this.waiting.has(thread)) this.waiting.set(thread, Date.now());
-    void this.pull();
-  }
-
-  /**
-   * Takes the waiting threads, oldest first, one at a time while a turn slot is
-   * free (a thread taken starts its turn before the next is tried, so an
-   * instance takes no more than it can run).
-   */
-  private pull(): Promise<void> {
-    if (this.pulling) {
-      // A thread poked while a look is under way is looked at right after it.
-      this.pullAgain = true;
-      return this.pulling;
-    }
-    this.pulling = (async () => {
-      do {
-        this.pullAgain = false;
-        await this.takeWaiting();
-      } while (this.pullAgain && !this.closed);
-    })().finally(() => (this.pulling = undefined));
-    return this.pulling;
-  }
-
-  private async takeWaiting(): Promise<void> {
-    if (!this.waiting.size || !this.host?.spare()) return;
-    // One look at Redis drops the threads that another instance took (or took and finished) meanwhile.
-    const threads = [...this.waiting.keys()];
-    const pipeline = this.node.redis.pipeline();
-    for (const thread of threads) pipeline.sismember(OPEN, thread).exists(threadKeys(thread).lease);
-    const results = (await pipeline.exec()) ?? [];
-    for (const [i, thread] of threads.entries()) {
-      if (this.closed || this.draining || !this.host.spare()) return;
-      this.waiting.delete(thread);
-      const free = results[2 * i]?.[1] === 1 && results[2 * i + 1]?.[1] === 0;
-      if (free) await this.offer(thread).catch((error: unknown) => this.log.warn({ err: error, thread }, 'cluster: could not take a thread'));
-    }
   }
 
   /** Waits until this instance holds the thread (for work that started here, such as an answered approval). */
@@ -241,7 +210,7 @@ export class ClusterThreads implements LeaseHolder {
     if (this.held.get(thread) === held) this.held.delete(thread);
     this.host.forget(thread);
     // The thread's slot is free: a thread waiting for one starts now, not at the next look.
-    void this.pull();
+    void this.waiting.pull();
   }
 
   /** Messages waiting in the shared inboxes (of every instance), and the threads with work not finished. */
@@ -403,9 +372,8 @@ export class ClusterThreads implements LeaseHolder {
     const open = await this.node.redis.smembers(OPEN);
     // A thread poked lately is taken by the first free slot; the sweep takes it only when none freed up in a TTL.
     const recent = Date.now() - this.node.leaseTtlMs;
-    const candidates = open.filter((thread) => !this.held.has(thread) && !((this.waiting.get(thread) ?? 0) > recent));
-    const stillOpen = new Set(open);
-    for (const [thread, at] of this.waiting) if (at <= recent && !stillOpen.has(thread)) this.waiting.delete(thread);
+    const candidates = open.filter((thread) => !this.held.has(thread) && !this.waiting.pokedAfter(thread, recent));
+    this.waiting.dropClosed(new Set(open), recent);
     if (!candidates.length) return;
     const pipeline = this.node.redis.pipeline();
     for (const thread of candidates) pipeline.exists(threadKeys(thread).lease);
@@ -413,13 +381,13 @@ export class ClusterThreads implements LeaseHolder {
     await Promise.all(
       candidates.map(async (thread, i) => {
         if (results[i]?.[1] !== 0) {
-          this.waiting.delete(thread);
+          this.waiting.drop(thread);
           return;
         }
         // Found here first (its holder died, or its poke is still on the way): the first free slot takes it.
-        if (!this.waiting.has(thread)) return this.wait(thread);
+        if (!this.waiting.has(thread)) return this.waiting.wait(thread);
         // Waited a whole TTL with every slot taken: taken now, to run after this instance's turns.
-        this.waiting.delete(thread);
+        this.waiting.drop(thread);
         await this.take(thread).catch((error: unknown) => this.log.warn({ err: error, thread }, 'cluster: could not take over a thread'));
       }),
     );

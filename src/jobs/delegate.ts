@@ -140,11 +140,16 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
   async executeToolCalls(calls: ToolCall[], content: string, ctx: LoopContext): Promise<BatchOutcome<JobApprovalNeed>> {
     ctx.messages.push({ role: 'assistant', content: content || null, toolCalls: calls });
     const steps = new Map(calls.map((call) => [call.id, journalStep(this.job, { kind: 'tool', tool: call.name, callId: call.id, status: 'started' })]));
+    // The last batch's audit records were written during the model call (a model call away, so no wait):
+    // the journal never says a call is done before its record is written, and no call runs before them.
+    const context = this.toolContext();
+    await this.services.pipeline.audited(context.threadKey);
     // Journaled before any call runs: after a crash a started call is reported as interrupted, not run again.
     this.job.messages = ctx.messages.slice(1);
     await this.control.save();
     this.control.activity(`running ${calls.map((call) => `\`${call.name}\``).join(', ')}`);
-    const results = await this.services.pipeline.runBatch(calls, this.toolContext());
+    // A step does not wait for its audit records: they are written while the next model call runs.
+    const results = await this.services.pipeline.runBatch(calls, context, { auditBehind: true });
     if (this.control.signal.aborted) {
       // Stopped mid-call (a restart, a timeout): the next run must not take the call for a plain failure.
       for (const result of results) {

@@ -286,6 +286,8 @@ export class JobScheduler {
       });
     } finally {
       job.messages = ctx.messages.slice(1);
+      // The last calls' audit records (written behind the steps) are in before the run's outcome is.
+      await this.services.pipeline.audited(delegate.toolContext().threadKey);
     }
   }
 

@@ -75,6 +75,7 @@ export function createToolPipeline(deps: ToolPipelineDeps): ToolPipeline {
       return 'status' in prepared ? prepared : core.runPrepared(prepared, ctx, options);
     },
     runBatch: (calls, ctx, options = {}) => runBatch(core, calls, ctx, options),
+    audited: (threadKey) => core.audited(threadKey),
   };
 }
 
@@ -85,6 +86,8 @@ interface Trace {
   started: number;
   /** Redacted arguments for the audit record. */
   args: string;
+  /** The result goes back before the audit record is written (RunOptions.auditBehind). */
+  auditBehind: boolean;
 }
 
 /** Calls of one batch when the configuration does not say (as `agent.maxToolCallsPerBatch`). */
@@ -97,6 +100,8 @@ class CallRunner implements PipelineCore {
   private readonly audit: AuditLog;
   private readonly limiter: RateLimiter;
   private readonly sanitize: SanitizeOptions;
+  /** Per thread, the audit writes of calls whose results went back before them. */
+  private readonly auditing = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly deps: ToolPipelineDeps) {
     this.concurrency = deps.config.toolConcurrency;
@@ -109,7 +114,7 @@ class CallRunner implements PipelineCore {
 
   /** Stages 1-3: find the tool, normalise its arguments, decide on approval. */
   prepare(call: ToolCall, ctx: ToolContext, options: RunOptions): Promise<PreparedCall | CallResult> {
-    const trace: Trace = { call, ctx, started: this.now(), args: this.rawArgs(call) };
+    const trace: Trace = { call, ctx, started: this.now(), args: this.rawArgs(call), auditBehind: options.auditBehind === true };
     return this.guarded(trace, async () => {
       const entry = this.deps.registry.get(call.name);
       if (!entry) return this.fail(trace, 'error', await this.unknownToolMessage(call.name, ctx));
@@ -123,7 +128,7 @@ class CallRunner implements PipelineCore {
   /** Stages 4-10: rate limit, hooks, validation, execution, sanitising, result and audit. */
   runPrepared(prepared: PreparedCall, ctx: ToolContext, options: RunOptions): Promise<CallResult> {
     const { call, entry } = prepared;
-    const trace: Trace = { call, ctx, started: prepared.started, args: this.auditArgs(prepared.params, entry.tool) };
+    const trace: Trace = { call, ctx, started: prepared.started, args: this.auditArgs(prepared.params, entry.tool), auditBehind: options.auditBehind === true };
     return this.guarded(trace, async () => {
       const refusal = await this.gate(trace, entry.tool, options);
       if (refusal) return refusal;
@@ -140,7 +145,7 @@ class CallRunner implements PipelineCore {
 
   /** A call refused before any stage (beyond the batch's bound): an error result, audited. */
   refuse(call: ToolCall, ctx: ToolContext, content: string): Promise<CallResult> {
-    return this.fail({ call, ctx, started: this.now(), args: this.rawArgs(call) }, 'error', content);
+    return this.fail({ call, ctx, started: this.now(), args: this.rawArgs(call), auditBehind: false }, 'error', content);
   }
 
   /**
@@ -260,23 +265,43 @@ class CallRunner implements PipelineCore {
     return this.finish(trace, status, boundText(this.deps.redactor.redact(content), ERROR_CHARS));
   }
 
-  /** Builds the result, writes its audit record and tells `onCallEnd` before handing it back. */
+  /** Resolves once the audit records of `threadKey`'s calls that ended so far are written. */
+  async audited(threadKey: string): Promise<void> {
+    const writes = this.auditing.get(threadKey);
+    if (writes) await Promise.all([...writes]);
+  }
+
+  /**
+   * Builds the result, writes its audit record and tells `onCallEnd` before
+   * handing it back; with `auditBehind`, hands it back while the record is
+   * written (see {@link audited}).
+   */
   private async finish(trace: Trace, status: CallStatus, content: string, extra?: Partial<CallResult>): Promise<CallResult> {
     const { call, ctx, started, args } = trace;
     const durationMs = Math.max(0, this.now() - started);
     const record = { kind: 'call', tool: call.name, userId: ctx.userId, threadKey: ctx.threadKey, args, status, durationMs, at: this.now() } as const;
-    try {
-      await this.audit.record(record);
-    } catch (error) {
+    const written = this.audit.record(record).catch((error: unknown) => {
       // A lost audit record must not turn a finished call into a failure.
       this.deps.log.error({ err: error, tool: call.name }, 'audit record not written');
-    }
+    });
+    if (trace.auditBehind) this.writeBehind(ctx.threadKey, written);
+    else await written;
     try {
       this.deps.onCallEnd?.({ thread: ctx.threadKey, tool: call.name, status, durationMs });
     } catch (error) {
       this.deps.log.error({ err: error, tool: call.name }, 'a listener of ended tool calls failed');
     }
     return { call, status, content, durationMs, ...extra };
+  }
+
+  private writeBehind(threadKey: string, written: Promise<void>): void {
+    const writes = this.auditing.get(threadKey) ?? new Set<Promise<void>>();
+    this.auditing.set(threadKey, writes);
+    writes.add(written);
+    void written.then(() => {
+      writes.delete(written);
+      if (!writes.size && this.auditing.get(threadKey) === writes) this.auditing.delete(threadKey);
+    });
   }
 
   private auditArgs(params: Params, tool: Tool): string {

@@ -172,6 +172,12 @@ export interface RunOptions {
   approved?: boolean;
   /** Checked just before a call starts; returning a string skips the call with that result. */
   beforeStart?: (call: ToolCall) => string | undefined;
+  /**
+   * Hand each result back as soon as the call ends, its audit record written
+   * meanwhile: the caller waits for the records with {@link ToolPipeline.audited}
+   * before its next calls (a background job, whose next step is a model call away).
+   */
+  auditBehind?: boolean;
 }
 
 /** The execution pipeline: the one place where tool calls run. */
@@ -182,4 +188,6 @@ export interface ToolPipeline {
   run(call: ToolCall, ctx: ToolContext, options?: RunOptions): Promise<CallResult>;
   /** Runs a batch: runnable calls in parallel (bounded), results in call order. */
   runBatch(calls: ToolCall[], ctx: ToolContext, options?: RunOptions): Promise<CallResult[]>;
+  /** Resolves once the audit records of the calls of thread `threadKey` that ended so far are written (see RunOptions.auditBehind). */
+  audited(threadKey: string): Promise<void>;
 }

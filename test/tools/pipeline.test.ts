@@ -325,6 +325,37 @@ describe('pipeline: audit', () => {
   });
 });
 
+describe('pipeline: audit written behind the result', () => {
+  it("hands the result back before its audit record is written, and audited() waits for the thread's records", async () => {
+    const written: unknown[] = [];
+    let write = () => {};
+    const held = new Promise<void>((resolve) => (write = resolve));
+    const h = await setup([echoTool()], {
+      audit: { record: async (entry) => void (await held, written.push(entry)), recent: async () => [] },
+    });
+    const results = await h.pipeline.runBatch([call('echo', '{"text":"x"}')], makeContext({ threadKey: 'job:j1' }), { auditBehind: true });
+    expect(results[0]).toMatchObject({ status: 'ok', content: wrapped('echo', 'x') });
+    expect(written).toEqual([]);
+    let audited = false;
+    const waiting = h.pipeline.audited('job:j1').then(() => (audited = true));
+    // Another thread has nothing written behind: nothing to wait for.
+    await h.pipeline.audited('job:other');
+    expect(audited).toBe(false);
+    write();
+    await waiting;
+    expect(written).toMatchObject([{ kind: 'call', tool: 'echo', threadKey: 'job:j1', status: 'ok' }]);
+  });
+
+  it('waits for the audit record by default', async () => {
+    let written = false;
+    const h = await setup([echoTool()], {
+      audit: { record: async () => void (await new Promise((resolve) => setTimeout(resolve, 20)), (written = true)), recent: async () => [] },
+    });
+    await h.pipeline.run(call('echo', '{"text":"x"}'), makeContext());
+    expect(written).toBe(true);
+  });
+});
+
 describe('pipeline: audit failure', () => {
   it('a failing audit write does not change the result', async () => {
     const h = await setup([echoTool()], {

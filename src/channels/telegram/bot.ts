@@ -7,6 +7,7 @@ import { autoRetry } from '@grammyjs/auto-retry';
 import { Bot, type HttpError } from 'grammy';
 import type { SharedBudget } from '../types.js';
 import type { ResolvedTelegramOptions } from './options.js';
+import { beforeRequest } from './before-request.js';
 import { DefaultPacingLimits, MessagePacer, messagePacing } from './pacing.js';
 import { bindToLifetime, networkRetry } from './retry.js';
 
@@ -32,7 +33,8 @@ export interface BotSettings {
 /**
  * A grammY Bot whose API calls are, from the outside in: bound to the channel's
  * lifetime, retried on network errors, retried on 429 (honouring retry_after)
- * and 5xx, and (messages only) paced per chat.
+ * and 5xx, (messages only) paced per chat, and last the call's own step
+ * before its request (before-request.ts: a post is put on record there).
  */
 export function createBot(settings: BotSettings): Bot {
   const { options } = settings;
@@ -43,6 +45,7 @@ export function createBot(settings: BotSettings): Bot {
     },
   });
   // Installed innermost first: each transformer wraps the ones installed before it.
+  bot.api.config.use(beforeRequest());
   if (options.throttle) bot.api.config.use(messagePacing(new MessagePacer(DefaultPacingLimits, undefined, settings.sharedBudget)));
   bot.api.config.use(
     autoRetry({

@@ -11,6 +11,7 @@ import type { Logger } from '../../log.js';
 import { editParts, sendParts, type PartOperations, type PartPosition } from '../multipart.js';
 import type { ChatAddress, PartLedger, SentMessage } from '../types.js';
 import { targetOf } from './chat.js';
+import { BEFORE_REQUEST, type BeforeRequest } from './before-request.js';
 import { describeError, isAbsentMessage, isMissingMessage, isNetworkFailure, isNotModified, isParseError, isRefusal, mayHaveTakenEffect, toChannelError } from './errors.js';
 import { renderParts, type MessagePart } from './parts.js';
 import { networkPause, type NetworkRetryOptions } from './retry.js';
@@ -44,8 +45,8 @@ export interface SendOptions {
   resumed?: boolean | undefined;
 }
 
-/** Extra sendMessage / editMessageText fields of one part. */
-interface PartExtra {
+/** Extra sendMessage / editMessageText fields of one part, and for a post the step that puts it on record. */
+interface PartExtra extends BeforeRequest {
   message_thread_id?: number;
   reply_parameters?: { message_id: number; allow_sending_without_reply: boolean };
   reply_markup?: InlineKeyboardMarkup;
@@ -117,8 +118,8 @@ export class TelegramOutbound {
   }
 
   /**
-   * Sends one part with the post on record (sent-trail.ts) before and after.
-   * A part of a resumed answer that a crash left pending is looked for first,
+   * Sends one part with the post on record (sent-trail.ts) before its request
+   * leaves and after Telegram accepted it. A part of a resumed answer that a crash left pending is looked for first,
    * so that one Telegram accepted is not posted twice.
    */
   private async post(chatId: string, part: MessagePart, extra: PartExtra, options: SendOptions, index: number): Promise<string> {
@@ -130,8 +131,11 @@ export class TelegramOutbound {
       await trail.done(chatId, name, Number(found), true);
       return found;
     }
-    await trail.begin(chatId, name, Math.max(messageIdOf(options.replyTo), messageIdOf(options.after)));
-    const id = await this.sendPending(trail, chatId, name, part, extra);
+    // On record as pending right before each request leaves, after the chat's pacing: a process killed while
+    // the part waited its turn leaves nothing pending, so its successor need not search for it.
+    const knownId = Math.max(messageIdOf(options.replyTo), messageIdOf(options.after));
+    const recorded: PartExtra = { ...extra, [BEFORE_REQUEST]: () => trail.begin(chatId, name, knownId) };
+    const id = await this.sendPending(trail, chatId, name, part, recorded);
     await trail.done(chatId, name, Number(id), Boolean(options.key));
     return id;
   }

@@ -6,8 +6,10 @@
  * whether an edit to a given text would change anything (TelegramOutbound's
  * search). Every post is put on record twice:
  *
- * - before it goes, as pending under its name, with the highest message id
- *   known in the chat at that moment (the part, if it went out, came after);
+ * - right before its request leaves (after the chat's pacing, so a post that
+ *   died waiting its turn is not pending), as pending under its name, with
+ *   the highest message id known in the chat then (the part, if it went out,
+ *   came after);
  * - once Telegram has accepted it, by its message id (and no longer pending),
  *   with its name when it is a part of a named answer.
  *

@@ -60,9 +60,9 @@ describe('a part a stopped process was sending', () => {
     await fake.close();
   });
 
-  const start = async (state: ChannelState) => {
+  const start = async (state: ChannelState, options: { throttle?: boolean } = {}) => {
     // These tests receive nothing: no instance wins the polling duty (so none gets Telegram's 409).
-    const harness = await startChannel(fake, { deps: { state, election: STANDBY } });
+    const harness = await startChannel(fake, { deps: { state, election: STANDBY }, options });
     started.push(harness);
     return harness.channel;
   };
@@ -155,6 +155,33 @@ describe('a part a stopped process was sending', () => {
     expect(posts()).toBe(2);
     // Three probes: the three ids after the first part hold no message, so the second never went out.
     expect(edits()).toBe(3);
+  });
+
+  it("sends at once, and once, a part whose process was killed while it waited for the chat's pacing, however much the person wrote meanwhile", async () => {
+    const replyTo = question();
+    // With Telegram's pacing on, as in production: the second part waits a second for the chat's slot.
+    const dying = await start(base, { throttle: true });
+    const ledger = memoryLedger();
+    const sending = dying.send(DM, ANSWER, { idempotencyKey: KEY, replyTo, parts: ledger }).catch(() => undefined);
+    await waitFor(() => fake.chatMessages(ALICE.id).length >= 1, 5_000, 'the first part of the dying process');
+    for (let i = 0; i < 12; i += 1) fake.sendUserMessage({ chat: dmOf(ALICE), from: ALICE, text: `are you there? (${i})` });
+    // Killed while the second part waits its turn: its request never leaves.
+    await dying.stop();
+    await sending;
+    expect(shown()).toEqual(['first: xxxxxxxxxxxxxxxxx']);
+    expect(ledger.sent.size).toBe(1);
+
+    const successor = await start(base, { throttle: true });
+    const startedAt = performance.now();
+    await successor.send(DM, ANSWER, { idempotencyKey: KEY, replyTo, parts: ledger, resumed: true });
+    const tookMs = performance.now() - startedAt;
+
+    const bot = fake.chatMessages(ALICE.id).filter((message) => !message.plainText.startsWith('are you there'));
+    expect(bot.map((message) => message.plainText.slice(0, 24))).toEqual(['first: xxxxxxxxxxxxxxxxx', 'second: xxxxxxxxxxxxxxxx']);
+    expect(posts()).toBe(2);
+    // Nothing was pending, so nothing was probed: before, the search probed the twelve messages at one a second.
+    expect(edits()).toBe(0);
+    expect(tookMs).toBeLessThan(3_000);
   });
 
   it('probes nothing while another post of the chat is pending: the part is sent again rather than risk editing that post', async () => {
