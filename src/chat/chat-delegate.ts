@@ -16,6 +16,8 @@ import { repairHistory } from '../engine/history-repair.js';
 import { checkClaims, claimsCorrection } from '../engine/guards/claims.js';
 import type { LoopFinding } from '../engine/guards/loop-detector.js';
 import { settleBatch } from '../engine/settle-batch.js';
+import { fileOutlet } from '../engine/file-outlet.js';
+import { addressOf } from '../engine/delivery.js';
 import { LAST_TOOL_ROUND_NOTICE, loopStoppedMessage, roundsExhaustedMessage } from '../engine/guards/notices.js';
 import { filesWrittenThisTurn } from '../engine/guards/turn-writes.js';
 import type { ThreadRecord } from '../engine/history.js';
@@ -96,9 +98,18 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
       channel: chat.channel,
       scope: chat.scope,
       approval: { kind: 'chat', chatKind: chat.kind },
+      ...this.outlet(),
       signal: abort.signal,
       log: this.services.log,
     };
+  }
+
+  /** Where files_send sends: this chat, each file named for the turn (its journal entry's start) and what it is. */
+  private outlet(): Pick<ToolContext, 'outlet'> {
+    const { chat, record, startedAt } = this.turn;
+    const turn = `${record.key}:${record.turn?.startedAt ?? startedAt}`;
+    const outlet = fileOutlet(this.services.outbox, addressOf(chat), turn, this.services.config.attachments.maxBytes);
+    return outlet ? { outlet } : {};
   }
 
   isStopped(): boolean {

@@ -5,10 +5,20 @@
  * goes on from the part that failed; a named answer's parts are put on record
  * as they go, so that sending it again after a crash skips them (deliveries.ts).
  */
-import type { ApprovalOutcome, ApprovalPrompt, Channel, ChatAddress, SendOptions, SentMessage } from '../channels/types.js';
+import type { ApprovalOutcome, ApprovalPrompt, Channel, ChatAddress, OutboundFile, SendOptions, SentMessage } from '../channels/types.js';
+import { ChannelError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { memoryLedger, type DeliveryLog } from './deliveries.js';
 import type { AgentEventMap, AgentEvents } from './events.js';
+
+/** How a file send ended (see Outbox.sendFile); the tools' FileSendOutcome. */
+export type FileDelivery = { ok: true; before: boolean } | { ok: false; reason: 'refused' | 'failed' | 'uncertain'; detail: string };
+
+/** A platform's refusal in a few words for the model, without the channel's name in front. */
+function detailOf(error: unknown, channel: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.startsWith(`${channel}: `) ? message.slice(channel.length + 2) : message;
+}
 
 /** Retry schedule of outbound calls, after the adapter's own retries. */
 const RETRY_DELAYS_MS = [500, 2_000, 5_000];
@@ -55,6 +65,45 @@ export class Outbox {
     const sent = await this.send(chat, text, { ...options, idempotencyKey: name, parts });
     if (sent) await this.deliveries?.complete(name, sent.ids);
     return sent;
+  }
+
+  /**
+   * Sends a file once under `name` (`file:<thread>:<turn>:<hash>`): nothing is
+   * posted when it went out before; a send that started and never ended (the
+   * process died during the platform call) is not tried again, since the
+   * platform may have it (`uncertain`). Its start is on record before the
+   * platform call and its end after; the adapter's retries (429, 5xx,
+   * connection errors) happen in between. The caption is redacted.
+   */
+  async sendFile(chat: ChatAddress, file: OutboundFile, name: string): Promise<FileDelivery> {
+    const channel = this.channelOf(chat);
+    if (!channel?.sendFile) return { ok: false, reason: 'refused', detail: `${chat.channel} cannot send files` };
+    if (await this.deliveries?.completed(name)) {
+      this.log.info({ channel: chat.channel }, 'a file went out before; not sending it again');
+      return { ok: true, before: true };
+    }
+    if (await this.deliveries?.interrupted(name)) {
+      this.log.warn({ channel: chat.channel }, 'sending a file was cut short by a restart; not sending it again');
+      return { ok: false, reason: 'uncertain', detail: 'an earlier attempt was cut short' };
+    }
+    await this.deliveries?.begin(name);
+    const shown = file.caption === undefined ? file : { ...file, caption: this.redact(file.caption) };
+    const started = Date.now();
+    let sent: SentMessage;
+    try {
+      sent = await channel.sendFile(chat, shown, { idempotencyKey: name });
+    } catch (error) {
+      // The platform said no, or could not be reached after the adapter's retries: this attempt is over.
+      await this.deliveries?.ended(name);
+      this.events?.emit('message.out', { channel: chat.channel, type: 'file', ok: false, durationMs: Date.now() - started });
+      this.log.warn({ err: error, channel: chat.channel }, 'file not sent');
+      const retryable = error instanceof ChannelError && error.retryable;
+      return { ok: false, reason: retryable ? 'failed' : 'refused', detail: detailOf(error, chat.channel) };
+    }
+    await this.deliveries?.complete(name, sent.ids);
+    await this.deliveries?.ended(name);
+    this.events?.emit('message.out', { channel: chat.channel, type: 'file', ok: true, durationMs: Date.now() - started });
+    return { ok: true, before: false };
   }
 
   /** Drops the record of a named answer's sent parts (its turn is closed on record). */
