@@ -98,7 +98,8 @@ export class Outbox {
       this.events?.emit('message.out', { channel: chat.channel, type: 'file', ok: false, durationMs: Date.now() - started });
       this.log.warn({ err: error, channel: chat.channel }, 'file not sent');
       const retryable = error instanceof ChannelError && error.retryable;
-      return { ok: false, reason: retryable ? 'failed' : 'refused', detail: detailOf(error, chat.channel) };
+      // The error may quote a URL with the bot's token (Telegram's): it reaches the model redacted.
+      return { ok: false, reason: retryable ? 'failed' : 'refused', detail: this.redact(detailOf(error, chat.channel)) };
     }
     await this.deliveries?.complete(name, sent.ids);
     await this.deliveries?.ended(name);
