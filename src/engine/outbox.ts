@@ -25,6 +25,9 @@ const RETRY_DELAYS_MS = [500, 2_000, 5_000];
 
 /** Sends through channels with redaction and retries. */
 export class Outbox {
+  /** Files being sent now, by name. */
+  private readonly filesGoing = new Map<string, Promise<FileDelivery>>();
+
   constructor(
     private readonly channels: ReadonlyMap<string, Channel>,
     /** Removes secrets from text that leaves the process. */
@@ -76,6 +79,19 @@ export class Outbox {
    * connection errors) happen in between. The caption is redacted.
    */
   async sendFile(chat: ChatAddress, file: OutboundFile, name: string): Promise<FileDelivery> {
+    // The same name sent again while it is going out (two calls of one batch) waits for it and posts nothing.
+    const going = this.filesGoing.get(name);
+    if (going) return going.then((delivery) => (delivery.ok ? { ok: true, before: true } : delivery));
+    const sending = this.sendFileOnce(chat, file, name);
+    this.filesGoing.set(name, sending);
+    try {
+      return await sending;
+    } finally {
+      this.filesGoing.delete(name);
+    }
+  }
+
+  private async sendFileOnce(chat: ChatAddress, file: OutboundFile, name: string): Promise<FileDelivery> {
     const channel = this.channelOf(chat);
     if (!channel?.sendFile) return { ok: false, reason: 'refused', detail: `${chat.channel} cannot send files` };
     if (await this.deliveries?.completed(name)) {

@@ -69,7 +69,7 @@ export function filesSendTool(settings: WorkspaceSettings): Tool<typeof paramete
       const outcome = await outlet.send(file, key);
       if (!outcome.ok) throw new ToolError(failureText(shown, outlet, outcome));
       const size = formatBytes(file.bytes.byteLength);
-      if (outcome.before) return `${shown} (${size}) had already been sent to this conversation before a restart; it was not sent again.`;
+      if (outcome.before) return `${shown} (${size}) had already been sent to this conversation in this turn (by an earlier call, or before a restart); it was not sent again.`;
       if (!outlet.limits) return `The path and size of ${shown} (${size}) were shown to the person (this channel shows where a file is instead of sending it).`;
       return `Sent ${shown} (${size}) to the conversation as a ${file.as}.`;
     },

@@ -156,7 +156,7 @@ describe('files_send: asking, and sending what was shown', () => {
   it('tells the model when the outlet says it went out before, or may have', async () => {
     await h.permissions.set('telegram:1', 'files_send', 'alwaysAllow');
     outlet.next = { ok: true, before: true };
-    expect((await h.pipeline.run(call({ path: 'notes.txt' }), ctx())).content).toContain('had already been sent to this conversation before a restart; it was not sent again');
+    expect((await h.pipeline.run(call({ path: 'notes.txt' }), ctx())).content).toContain('had already been sent to this conversation in this turn (by an earlier call, or before a restart); it was not sent again');
     outlet.next = { ok: false, reason: 'uncertain', detail: 'cut short' };
     expect((await h.pipeline.run(call({ path: 'notes.txt' }), ctx())).content).toContain('may have it already; it was not sent again, so that it does not arrive twice');
     outlet.next = { ok: false, reason: 'refused', detail: 'sendDocument failed: 413 Request Entity Too Large' };
