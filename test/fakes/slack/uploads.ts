@@ -2,13 +2,14 @@
  * Slack's external file upload, as `files.uploadV2` of @slack/web-api drives
  * it: `files.getUploadURLExternal` (a file name and length) hands out an
  * upload URL, served here on the fake's own port; the client posts the bytes
- * there; `files.completeUploadExternal` (the file ids and titles, with
+ * there (as a form with one file part); `files.completeUploadExternal` (the file ids and titles, with
  * `channel_id`, `thread_ts` and `initial_comment`) shares the file into the
  * conversation. Each completed upload is recorded with its name, size, bytes'
  * hash and comment.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseMultipart } from '../http/multipart.js';
 import type { Params } from './web-api.js';
 
 /** A file the bot shared. */
@@ -68,7 +69,11 @@ export class FileUploads {
     const failure = this.failures.shift();
     if (failure) return void res.writeHead(failure, { 'content-type': 'text/plain' }).end(failure === 413 ? 'file too large' : 'failed');
     if (!pending) return void res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
-    pending.bytes = Buffer.concat(chunks);
+    // Slack takes the bytes raw, or as the file part of a form (as @slack/web-api posts them).
+    const raw = Buffer.concat(chunks);
+    const type = req.headers['content-type'] ?? '';
+    const part = type.includes('multipart/form-data') ? parseMultipart(raw, type).find((candidate) => candidate.filename !== undefined) : undefined;
+    pending.bytes = part ? part.data : raw;
     res.writeHead(200, { 'content-type': 'text/plain' }).end(`OK - ${pending.bytes.length}`);
   }
 
