@@ -104,10 +104,14 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     };
   }
 
-  /** Where files_send sends: this chat, each file named for the turn (its journal entry's start) and what it is. */
+  /**
+   * Where files_send sends: this chat, each file named for the turn and what
+   * it is. The turn's id stays the same through its approvals and a
+   * restart's resumption, and is new for each turn people start.
+   */
   private outlet(): Pick<ToolContext, 'outlet'> {
-    const { chat, record, startedAt } = this.turn;
-    const turn = `${record.key}:${record.turn?.startedAt ?? startedAt}`;
+    const { chat, record } = this.turn;
+    const turn = `${record.key}:${record.turnId ?? record.turns}`;
     const outlet = fileOutlet(this.services.outbox, addressOf(chat), turn, this.services.config.attachments.maxBytes);
     return outlet ? { outlet } : {};
   }

@@ -10,7 +10,7 @@ import type { FileOutlet } from '../tools/types.js';
 import type { Outbox } from './outbox.js';
 
 /**
- * The outlet of `chat`, for the turn named `turn` (`<thread>:<started at>`),
+ * The outlet of `chat`, for the turn named `turn` (`<thread>:<turn id>`),
  * sending files of at most `maxBytes` (`attachments.maxBytes`); undefined for
  * a channel that is not running.
  */

@@ -9,12 +9,12 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { workspaceDirOf } from '../../src/tools/builtin/index.js';
 import { workspaceFolder } from '../../src/tools/builtin/lib/workspaces.js';
-import { textReply, toolCallReply, type FakeLlmRequest } from '../fakes/llm/server.js';
+import { hang, textReply, toolCallReply, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { minimalPdf } from '../support/pdf.js';
 import { sha256Of, TINY_PNG } from '../support/sent-files.js';
 import { lastUserText } from './brain.js';
 import type { ScenarioChat, ScenarioDriver, ScenarioUser, SentFile } from './driver.js';
-import { startHarness, waitForApproval, waitForMessage, type Harness } from './harness.js';
+import { startHarness, waitFor, waitForApproval, waitForMessage, type Harness } from './harness.js';
 
 /**
  * `send PATH [caption]`: the model calls files_send; `send again PATH`: it
@@ -105,6 +105,26 @@ export function defineSendScenarios(driver: ScenarioDriver): void {
       put(alice, 'out/chart.png', TINY_PNG);
       await h.app.services.permissions.set(`${driver.name}:${alice.id}`, 'files_send', 'alwaysAllow');
       await h.driver.sendMessage(dm, alice, 'send again out/chart.png');
+      await waitForMessage(h, dm, 'it was not sent again');
+      expect(files(dm)).toHaveLength(1);
+    }, 30_000);
+
+    uploads('a turn resumed after a restart does not send the file it had sent again', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      put(alice, 'out/chart.png', TINY_PNG);
+      await h.app.services.permissions.set(`${driver.name}:${alice.id}`, 'files_send', 'alwaysAllow');
+      let restarted = false;
+      // Before the restart the model sends the file, then thinks until the bot stops; after it, it sends the file again.
+      h.llm.setResponder((request) => {
+        const results = request.messages.filter((message) => message.role === 'tool');
+        if (results.length < (restarted ? 2 : 1)) return toolCallReply([{ name: 'files_send', arguments: { path: 'out/chart.png' } }]);
+        return restarted ? textReply(`result: ${String(results.at(-1)!.content)}`) : hang();
+      });
+      await h.driver.sendMessage(dm, alice, 'the chart please');
+      await waitFor(() => files(dm).length === 1 && h.llm.requests.length >= 2, 'the file sent and the model thinking');
+      restarted = true;
+      await h.restart();
       await waitForMessage(h, dm, 'it was not sent again');
       expect(files(dm)).toHaveLength(1);
     }, 30_000);
