@@ -147,6 +147,16 @@ export function defineSendScenarios(driver: ScenarioDriver): void {
       expect(files(dm).map((file) => file.name)).toEqual(['chart.png']);
     }, 30_000);
 
+    const inGroups = driver.sentFiles && !driver.noGroups ? it : it.skip;
+    inGroups('in a group, the call is refused with the reason: no prompt, nothing sent', async () => {
+      await start();
+      const room = h.driver.group();
+      await h.driver.sendMessage(room, alice, 'send out/chart.png', { mention: true });
+      await waitForMessage(h, room, '"files_send" needs the user\'s approval, which is only possible in a direct message with the bot');
+      expect(h.driver.approvals(room)).toEqual([]);
+      expect(files(room)).toEqual([]);
+    }, 30_000);
+
     uploads('a file outside the workspace is refused before anyone is asked', async () => {
       await start();
       const dm = h.driver.dm(alice);
