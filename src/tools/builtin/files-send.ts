@@ -146,7 +146,7 @@ function failureText(shown: string, outlet: FileOutlet, outcome: Extract<Awaited
     case 'refused':
       return `${outlet.channel} refused ${shown}: ${outcome.detail}. Nothing was sent.`;
     default:
-      return `${shown} could not be sent to ${outlet.channel} (${outcome.detail}); nothing was sent. It may work later.`;
+      return `sending ${shown} to ${outlet.channel} failed (${outcome.detail}). It most likely did not arrive, but a connection that broke midway may have delivered it: ask the person before sending it again.`;
   }
 }
 
