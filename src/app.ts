@@ -14,8 +14,11 @@ import { ApprovalBook } from './engine/approval-book.js';
 import { bookingTtlMs } from './engine/budget.js';
 import { DailyBytes } from './engine/attachments/daily-bytes.js';
 import { AttachmentIntake } from './engine/attachments/intake.js';
+import { StoredTranscriptSchema, transcriptionEndpoint, VoiceTranscripts } from './engine/attachments/voice.js';
 import { DeliveryLog } from './engine/deliveries.js';
 import { AgentEvents } from './engine/events.js';
+import type { TraceRecorder } from './engine/traces/recorder.js';
+import type { TraceReader } from './engine/traces/types.js';
 import type { Feature } from './engine/feature.js';
 import { ThreadHistory } from './engine/history.js';
 import { Outbox } from './engine/outbox.js';
@@ -85,6 +88,8 @@ export interface App {
   /** Routines: their store and scheduler. */
   routines: RoutinesFeature;
   store: Store;
+  /** The traces of turns, job steps and routine firings: recorded while the console is on or traces are exported. */
+  traces?: TraceReader;
   /** Starts the channels and the event loop. */
   start(): Promise<void>;
   /** Graceful shutdown, then the store is closed. Calling it again waits for the first call. */
@@ -197,6 +202,14 @@ export async function createApp(options: AppOptions): Promise<App> {
       channelOf: (name) => channelMap.get(name),
       // Counted in the store, so that every instance books against the same day.
       daily: new DailyBytes(store.namespace('attachment-bytes', z.number()), config.attachments.maxBytesPerUserPerDay),
+      // Transcripts, minutes and who was told are kept in the store, so that every instance shares them.
+      voice: new VoiceTranscripts({
+        endpoint: transcriptionEndpoint(config.llm),
+        transcripts: store.namespace('transcripts', StoredTranscriptSchema),
+        seconds: store.namespace('transcribed-seconds', z.number()),
+        toldOff: store.namespace('transcription-off-told', z.string()),
+        log: log.child({ part: 'transcription' }),
+      }),
       log: log.child({ part: 'attachments' }),
     }),
     events,
@@ -208,6 +221,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Every feature's tools are offered from the start, like every source.
   for (const feature of features) for (const source of feature.tools ?? []) registry.addSource(source);
   const runtime = new Runtime(services, channels, { deployment, features });
+  const traces = config.console.enabled || process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? await recordTraces(config, events, store, log) : undefined;
+  // OpenTelemetry's SDK loads only when traces are to be exported.
+  const exported = traces && process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? (await import('./engine/traces/otel.js')).exportTraces(traces, { agentName: config.agent.name, version: PINCER_VERSION, log, ...(config.cluster.instanceId ? { instance: config.cluster.instanceId } : {}) }) : undefined;
   const appServices: AppServices = { ...services, jobs: jobs.store, routines: routines.store };
   let stopping: Promise<void> | undefined;
   let ops: OpsServer | undefined;
@@ -215,6 +231,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     await runtime.shutdown(reason);
     await ops?.close();
     await registry.stop();
+    await traces?.close();
+    await exported?.close();
     await usage.flush();
     await built().history.flush();
     await built().journal.durable();
@@ -228,6 +246,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     jobs,
     routines,
     store,
+    ...(traces ? { traces } : {}),
     async start() {
       await registry.start();
       // Up before the channels connect: /readyz says what is still missing.
@@ -240,6 +259,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       return stopping;
     },
   };
+}
+
+/** The recorder of traces, loaded only when something reads them. */
+async function recordTraces(config: Config, events: AgentEvents, store: Store, log: Logger): Promise<TraceRecorder> {
+  const [{ TraceRecorder }, { TraceArchive }] = await Promise.all([import('./engine/traces/recorder.js'), import('./engine/traces/archive.js')]);
+  const archive = new TraceArchive(store, { days: config.console.traceDays, log });
+  return new TraceRecorder(events, archive, { log, ...(config.cluster.instanceId ? { instance: config.cluster.instanceId } : {}) });
 }
 
 /** Factories for every channel whose credentials are configured. Platform libraries load only when used. */

@@ -355,6 +355,8 @@ export interface ChannelHealth {
 export interface Channel {
   readonly name: string;
   readonly capabilities: ChannelCapabilities;
+  /** Commands this channel handles itself (the terminal's `/attach`), as `/help` lists them: `/name ARGS: what it does`. */
+  readonly ownCommands?: readonly string[];
   /** Connects and registers commands; resolves once events can flow. */
   start(): Promise<void>;
   /** Disconnects; the event stream ends. */

@@ -24,6 +24,7 @@ import type { ThreadRecord } from '../engine/history.js';
 import { inboxId } from '../engine/inbox.js';
 import { userMessagesFor } from './inbound-format.js';
 import { receiveTurnFiles, rememberFiles } from './attachments/turn-files.js';
+import { TurnImages } from './attachments/turn-images.js';
 import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from '../engine/loop.js';
 import type { TurnPresenter } from './presenter.js';
 import type { FinalizedReply } from '../engine/reasoning.js';
@@ -77,6 +78,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
   /** Tool definitions and system prompts of this turn, kept while policy and permissions stay the same. */
   private offered: { revision: string; tools: ToolDefinition[]; prompts: Map<string, string> } | undefined;
   private compactedForError = false;
+  private turnImages: TurnImages | undefined;
 
   constructor(
     private readonly turn: TurnState,
@@ -126,12 +128,14 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     const arrived = this.turn.inject.splice(0);
     const files = await receiveTurnFiles(this.services, this.turn.chat, arrived);
     rememberFiles(this.turn.record, files.saved);
+    const open = this.turn.record.turn;
+    if (files.quote && open) open.preface = open.preface ? `${open.preface}\n${files.quote}` : files.quote;
     this.turn.consumed.push(...arrived.map(inboxId));
     const last = arrived[arrived.length - 1]!;
     this.turn.speaker = last.sender;
     this.turn.answering = last.messageId;
     if (this.turn.chat.kind === 'group') this.turn.replyTo = last.messageId;
-    return { type: 'inject', messages: userMessagesFor(arrived, this.turn.chat.kind, [], files) };
+    return { type: 'inject', messages: userMessagesFor(arrived, this.turn.chat.kind, [], files, this.turn.record.turns) };
   }
 
   async beforeLlmCall(ctx: LoopContext, iteration: number): Promise<LoopOutcome<PendingApproval> | undefined> {
@@ -152,7 +156,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
       this.services.log.warn({ thread: this.turn.record.key }, 'history had tool calls without results; repaired before the model call');
       ctx.messages.splice(1, ctx.messages.length - 1, ...repaired);
     }
-    if (estimateTokens(ctx.messages) > config.agent.maxContextTokens * config.agent.compactThreshold) {
+    if (estimateTokens(await this.images().forRequest(ctx.messages)) > config.agent.maxContextTokens * config.agent.compactThreshold) {
       await this.compact(ctx);
     }
     return undefined;
@@ -266,6 +270,20 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     );
   }
 
+  /** The images of this turn's requests: sent to a model that sees, each prepared once. */
+  private images(): TurnImages {
+    const { attachments } = this.services.config;
+    this.turnImages ??= new TurnImages(
+      (path) => {
+        const saved = this.turn.record.attachments?.find((entry) => entry.path === path);
+        return saved ? this.services.attachments.bytesOf(this.turn.chat, saved) : Promise.resolve(undefined);
+      },
+      { vision: this.services.models.seesImages(this.turn.record.model), turn: this.turn.record.turns, keepTurns: attachments.keepImages, maxPixels: attachments.maxImagePixels },
+      this.services.log,
+    );
+    return this.turnImages;
+  }
+
   /** The provider of the model this conversation runs on (`/model`). */
   private provider(): LlmProvider {
     return this.services.models.providerFor(this.turn.record.model);
@@ -276,10 +294,10 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     return meteredProvider(this.services, this.provider(), { userId: this.turn.userId, thread: this.turn.record.key, purpose });
   }
 
-  private request(ctx: LoopContext): Promise<LlmResponse> {
+  private async request(ctx: LoopContext): Promise<LlmResponse> {
     const { presenter, abort } = this.turn;
     return this.metered('reply').complete({
-      messages: ctx.messages,
+      messages: await this.images().forRequest(ctx.messages),
       ...(ctx.forceText || !ctx.tools.length ? {} : { tools: ctx.tools }),
       signal: abort.signal,
       ...(this.services.config.llm.stream ? { onTextDelta: (delta: string) => presenter.textDelta(delta) } : {}),

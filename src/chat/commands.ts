@@ -77,7 +77,7 @@ export class CommandHandler {
     const name = spec?.name;
     try {
       const run = async () => {
-        const result = spec ? await this.checkedRun(spec, event) : `Unknown command /${event.name}.\n\n${this.help()}`;
+        const result = spec ? await this.checkedRun(spec, event) : `Unknown command /${event.name}.\n\n${this.help(event)}`;
         const reply = typeof result === 'string' ? { text: result, private: false } : result;
         await this.reply(event, reply.text, reply.private);
       };
@@ -132,7 +132,7 @@ export class CommandHandler {
         this.host.shutdown(`/shutdown by ${event.sender.name}`);
         return 'Shutting down.';
       default:
-        return this.help();
+        return this.help(event);
     }
   }
 
@@ -145,8 +145,9 @@ export class CommandHandler {
     };
   }
 
-  private help(): string {
+  private help(event: InboundCommand): string {
     const lines = this.host.commands.map((command) => `${commandUsage(command)}: ${command.description}`);
+    lines.push(...(this.host.channel(event.chat.channel)?.ownCommands ?? []));
     return `Commands:\n${lines.join('\n')}`;
   }
 
@@ -201,6 +202,8 @@ export class CommandHandler {
     const lines = [`Your usage today: ${formatUsage(own, { priceUnknown })}.`];
     const jobs = await this.services.usage.userJobsToday(userId);
     if (jobs.calls) lines.push(`Of which your background jobs: ${formatUsage(jobs, { priceUnknown })}.`);
+    const heard = await this.services.attachments.voice?.secondsToday(userId);
+    if (heard) lines.push(`Audio transcribed today: ${minutesText(heard)}.`);
     const limit = this.services.config.agent.dailyCostLimitUsd;
     if (limit > 0) lines.push(`Daily limit: $${limit.toFixed(2)}.`);
     if (await this.authority.isChatAdmin(event.chat, event.sender.id)) lines.push(`Everyone today: ${formatUsage(await this.services.usage.totalToday(), { priceUnknown })}.`);
@@ -242,7 +245,7 @@ export class CommandHandler {
         const key = choice.apiKeyEnv ? `, key from ${choice.apiKeyEnv}` : '';
         const price = choice.price ? `$${choice.price.input} in / $${choice.price.output} out per million tokens` : 'price unknown';
         const marks = [choice.name === current ? 'in use here' : '', choice.isDefault ? 'default' : ''].filter(Boolean).join(', ');
-        return `• ${choice.name}${marks ? ` (${marks})` : ''}: ${where}${key}; ${price}`;
+        return `• ${choice.name}${marks ? ` (${marks})` : ''}: ${where}${key}; ${price}${choice.vision ? '; sees images' : ''}`;
       });
       const hint = models.list().length > 1 ? '\nSwitch with /model use NAME.' : '\nMore models can be listed under llm.models in the config.';
       return `Models:\n${lines.join('\n')}${hint}`;
@@ -304,4 +307,12 @@ export class CommandHandler {
 /** `one` for a count of 1, `many` otherwise. */
 function plural(count: number, one: string, many: string): string {
   return count === 1 ? one : many;
+}
+
+/** Seconds of audio in minutes, for people: `2.5 minutes`, `12 minutes`, `less than a minute`. */
+function minutesText(seconds: number): string {
+  const minutes = seconds / 60;
+  if (minutes < 0.1) return 'less than a tenth of a minute';
+  const shown = minutes >= 10 ? Math.round(minutes) : Math.round(minutes * 10) / 10;
+  return `${shown} ${plural(shown, 'minute', 'minutes')}`;
 }

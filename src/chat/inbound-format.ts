@@ -7,8 +7,9 @@ import type { ChatKind, InboundMessage } from '../channels/types.js';
 import type { ChatMessage } from '../llm/types.js';
 import type { GroupLine, ThreadRecord } from '../engine/history.js';
 import type { ReceivedAttachment } from '../engine/attachments/received.js';
-import { modelLine, unopenedLine } from './attachments/describe.js';
+import { modelLine, transcriptLines, unopenedLine } from './attachments/describe.js';
 import { NO_FILES, type TurnFiles } from './attachments/turn-files.js';
+import { imagePartsOf } from './attachments/turn-images.js';
 
 /** A sender's display name made safe to put in brackets. */
 function nameTag(name: string): string {
@@ -23,9 +24,11 @@ export function attribute(name: string, text: string): string {
 /**
  * The user message(s) for inbound messages of one turn. Each file attached is
  * one line after the text: what became of it (`files`), or that it was not
- * opened.
+ * opened; audio transcribed comes first, as the person's words; an image saved
+ * is also kept as an image part of turn `turn` (the thread's count of turns
+ * once this one is counted).
  */
-export function userMessagesFor(messages: readonly InboundMessage[], kind: ChatKind, context: readonly GroupLine[], files: TurnFiles = NO_FILES): ChatMessage[] {
+export function userMessagesFor(messages: readonly InboundMessage[], kind: ChatKind, context: readonly GroupLine[], files: TurnFiles = NO_FILES, turn = 0): ChatMessage[] {
   const result: ChatMessage[] = [];
   if (kind === 'group' && context.length) {
     const lines = context.map((line) => attribute(line.sender, line.text));
@@ -34,7 +37,11 @@ export function userMessagesFor(messages: readonly InboundMessage[], kind: ChatK
       content: `[Recent messages in this group, not addressed to you; context only]\n${lines.join('\n')}`,
     });
   }
-  for (const message of messages) result.push({ role: 'user', content: contentOf(message, kind, files.byMessage.get(message)) });
+  for (const message of messages) {
+    const received = files.byMessage.get(message);
+    const images = received ? imagePartsOf(received, turn) : [];
+    result.push({ role: 'user', content: contentOf(message, kind, received), ...(images.length ? { images } : {}) });
+  }
   return result;
 }
 
@@ -51,6 +58,7 @@ export function keepAsGroupContext(record: Pick<ThreadRecord, 'groupContext'>, m
 
 function contentOf(message: InboundMessage, kind: ChatKind, received: readonly ReceivedAttachment[] | undefined): string {
   const lines = received ? received.map(modelLine) : message.attachments.map(unopenedLine);
-  const text = [message.text, ...lines].filter(Boolean).join('\n');
+  // What a voice message says is read as the person's words, after what they wrote.
+  const text = [message.text, ...transcriptLines(received ?? []), ...lines].filter(Boolean).join('\n');
   return kind === 'group' ? attribute(message.sender.name, text) : text;
 }

@@ -63,6 +63,8 @@ export class ThreadRunner {
   private scheduled = false;
   /** The last turn's final message still being sent (it may wait for pacing, outside the slot). */
   private delivery: Promise<void> | undefined;
+  /** A turn ended since the last delivery was awaited (its delivery, if any, is reported next). */
+  private reported = false;
   private idleWaiters: (() => void)[] = [];
   /** Set on shutdown: no new work starts. */
   private closed = false;
@@ -195,6 +197,8 @@ export class ThreadRunner {
     } catch (error) {
       this.services.log.error({ err: error, thread: this.key }, 'final message of a turn not delivered');
     }
+    if (this.reported) this.services.events.emit('turn.delivered', { thread: this.key });
+    this.reported = false;
   }
 
   /** Runs one unit of work; the slot is released between turns so other threads get their turn. */
@@ -292,6 +296,7 @@ export class ThreadRunner {
 
   /** Reports the end of a unit of work; one that threw before it ended counts as an error. */
   private reportEnd(turn: TurnState): void {
+    this.reported = true;
     this.services.events.emit('turn.ended', {
       thread: this.key,
       userId: turn.userId,

@@ -50,6 +50,16 @@ export function answerOptions(turn: TurnState, thread: string, open: OpenTurn): 
   };
 }
 
+/** The turn's last message as the person sees it: the journal's preface (what their voice message was heard as) on top. */
+export function shownAnswer(open: Pick<OpenTurn, 'preface'> | undefined, text: string): string {
+  return open?.preface ? `${open.preface}\n\n${text}` : text;
+}
+
+/** The name of the message that shows a turn's preface on its own, when the turn ends in an approval prompt. */
+export function prefaceName(thread: string, open: OpenTurn): string {
+  return `preface:${thread}:${open.startedAt}`;
+}
+
 /** The name of the restart notice of a turn: one notice, however often the restart is taken up again. */
 export function restartNoticeName(thread: string, open: OpenTurn): string {
   return `restart:${thread}:${open.startedAt}`;

@@ -20,7 +20,7 @@ import { userMessagesFor } from './inbound-format.js';
 import { receiveTurnFiles, rememberFiles } from './attachments/turn-files.js';
 import { runAgenticLoop, type LoopContext, type LoopOutcome } from '../engine/loop.js';
 import type { AgentServices } from '../engine/services.js';
-import { answerOptions, interruptedResults, openTurn, RESTART_NOTICE, restartNoticeName, SHUTDOWN_NOTICE } from './turn-restart.js';
+import { answerOptions, interruptedResults, openTurn, prefaceName, RESTART_NOTICE, restartNoticeName, SHUTDOWN_NOTICE, shownAnswer } from './turn-restart.js';
 import { takeSaid } from '../engine/delivery.js';
 import { stillHeld, TurnStopped } from './turn-stopped.js';
 
@@ -55,8 +55,15 @@ export class TurnEngine {
     if (turn.chat.kind === 'group') turn.replyTo = turn.answering;
     const open = openTurn(turn);
     const read = new Set(messages.map(inboxId));
+    // Downloads and transcriptions take a while: the person sees the bot typing meanwhile.
+    if (messages.some((message) => message.attachments.length)) turn.presenter.start();
     // The files are fetched now, while the messages are still in the inbox: a crash meanwhile fetches them again.
-    const files = await receiveTurnFiles(this.services, turn.chat, messages, record);
+    const files = await receiveTurnFiles(this.services, turn.chat, messages, record).catch((error: unknown) => {
+      turn.presenter.close();
+      throw error;
+    });
+    // What a voice message was heard as goes on top of the answer; the journal keeps it for a resumed turn.
+    if (files.quote) open.preface = files.quote;
     record.turn = open;
     // One write moves the messages from the inbox into the history and opens the
     // turn's journal, before the model is asked: a crash during the call then finds
@@ -66,7 +73,7 @@ export class TurnEngine {
       turn.chat,
       (current) => {
         // What the bot said meanwhile (a job's result, a reminder) comes before what the person says now.
-        current.messages.push(...takeSaid(current), ...userMessagesFor(messages, turn.chat.kind, current.groupContext, files));
+        current.messages.push(...takeSaid(current), ...userMessagesFor(messages, turn.chat.kind, current.groupContext, files, current.turns + 1));
         rememberFiles(current, files.saved);
         current.inbox = current.inbox.filter((queued) => !read.has(queued.id));
         current.groupContext = [];
@@ -92,7 +99,7 @@ export class TurnEngine {
       if (open.draft) turn.presenter.adoptDraft(open.draft);
       // The same key as the first attempt: a platform that recognises it does not post the answer twice.
       const options = answerOptions(turn, record.key, open);
-      await turn.presenter.finish(open.answer, { ...options, resumed: true });
+      await turn.presenter.finish(shownAnswer(open, open.answer), { ...options, resumed: true });
       delete record.turn;
       await this.save(turn);
       await this.services.outbox.forget(options.idempotencyKey);
@@ -186,8 +193,9 @@ export class TurnEngine {
   /** Writes the messages that came instead of an answer into the history, their files received. */
   private async readSuperseding(turn: TurnState, messages: InboundMessage[]): Promise<void> {
     const files = await receiveTurnFiles(this.services, turn.chat, messages);
-    turn.record.messages.push(...userMessagesFor(messages, turn.chat.kind, [], files));
+    turn.record.messages.push(...userMessagesFor(messages, turn.chat.kind, [], files, turn.record.turns));
     rememberFiles(turn.record, files.saved);
+    if (files.quote && turn.record.turn) turn.record.turn.preface = files.quote;
   }
 
   /** Writes results for an approval cancelled by /stop so the history stays well formed (a loop question has none to write). */
@@ -284,7 +292,7 @@ export class TurnEngine {
         return;
       }
       const options = answerOptions(turn, record.key, open);
-      await turn.presenter.finish(text, options);
+      await turn.presenter.finish(shownAnswer(open, text), options);
       delete record.turn;
       await this.save(turn, { wait: false });
       // Once the closed turn is on record nothing sends this answer again, and the record of its parts can go.
@@ -314,6 +322,7 @@ export class TurnEngine {
   private async ask(turn: TurnState, approval: PendingApproval): Promise<void> {
     turn.outcome = 'need_approval';
     turn.presenter.close();
+    await this.showPreface(turn);
     if (await this.approvals.ask(approval)) {
       // From here the approval flow holds the turn; the journal can close.
       delete turn.record.turn;
@@ -329,6 +338,14 @@ export class TurnEngine {
       return;
     }
     await this.finish(turn, `I needed your approval to run \`${approval.call.name}\`, but could not show the approval buttons here. Nothing was run; please try again.`);
+  }
+
+  /** A turn that ends in a prompt, not an answer, shows its preface on its own first (once, however often it is run). */
+  private async showPreface(turn: TurnState): Promise<void> {
+    const open = turn.record.turn;
+    if (!open?.preface) return;
+    await this.services.outbox.deliver(turn.chat, open.preface, prefaceName(turn.record.key, open), turn.replyTo ? { replyTo: turn.replyTo } : {});
+    delete open.preface;
   }
 
   private async fail(turn: TurnState, error: unknown): Promise<void> {

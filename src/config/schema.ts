@@ -74,6 +74,8 @@ export const ModelEntrySchema = z.strictObject({
   /** The environment variable holding this endpoint's API key (default: `llm.apiKey`). */
   apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name, e.g. OPENROUTER_API_KEY').optional(),
   price: PriceSchema.optional(),
+  /** The model sees images: they are sent to it as image parts (SPEC section 17); otherwise it is told one was sent. */
+  vision: z.boolean().default(false),
 });
 
 /** Background jobs (SPEC section 12). */
@@ -126,6 +128,26 @@ export const AttachmentsConfigSchema = z.strictObject({
   maxBytesPerUserPerDay: z.number().int().min(1).default(200 * 1024 * 1024),
   /** How long one file's download may take. */
   downloadTimeoutMs: z.number().int().min(1_000).max(600_000).default(60_000),
+  /** An image sent to a model that sees is downscaled to at most this many pixels on its long side. */
+  maxImagePixels: z.number().int().min(64).max(8_192).default(1568),
+  /** The images of only this many latest turns (the running one included) are sent; older ones are named in one line. */
+  keepImages: z.number().int().min(1).max(100).default(3),
+  /** Whether the person sees what their voice message was heard as (`🎤 "…"`) at the top of the answer. */
+  showTranscript: z.boolean().default(true),
+});
+
+/**
+ * Transcription of voice and audio through an OpenAI-compatible
+ * `/v1/audio/transcriptions` (OpenAI's `whisper-1`, a whisper.cpp or
+ * faster-whisper server): the default model's endpoint and key unless given.
+ */
+export const TranscriptionConfigSchema = z.strictObject({
+  model: z.string().min(1),
+  baseUrl: httpUrl().optional(),
+  /** The environment variable holding this endpoint's API key (default: `llm.apiKey`). */
+  apiKeyEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'an environment variable name, e.g. WHISPER_API_KEY').optional(),
+  /** How long one transcription may take. */
+  timeoutMs: z.number().int().min(1_000).max(600_000).default(60_000),
 });
 
 /** The LLM endpoint (any OpenAI-compatible Chat Completions API). */
@@ -143,6 +165,10 @@ export const LlmConfigSchema = z.strictObject({
   prices: z.record(z.string(), PriceSchema).default({}),
   /** Models a conversation may switch to with `/model`; `model` above is the default and always listed. */
   models: z.array(ModelEntrySchema).default([]),
+  /** The default model (`model` above) sees images; an entry of `models` says so with its own `vision`. */
+  vision: z.boolean().default(false),
+  /** Voice and audio transcription; without it the bot says it cannot listen to audio. */
+  transcription: TranscriptionConfigSchema.optional(),
 });
 
 /** The loop guards' defaults (SPEC section 4). */
@@ -322,6 +348,15 @@ export const ConfigSchema = z.strictObject({
       host: z.string().default('127.0.0.1'),
     })
     .default({ host: '127.0.0.1' }),
+  /** The web console and the traces of turns (SPEC section 18). */
+  console: z
+    .strictObject({
+      /** Serves the console on the HTTP endpoint (`http.port`); off by default. */
+      enabled: z.boolean().default(false),
+      /** Days a turn's, job step's or routine firing's trace is kept. */
+      traceDays: z.number().min(0).max(90).default(3),
+    })
+    .default({ enabled: false, traceDays: 3 }),
   /** Several instances on one Redis store (SPEC section 15). */
   cluster: z
     .strictObject({

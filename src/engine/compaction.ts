@@ -2,18 +2,20 @@
  * Context compaction: when a history approaches the model's context window,
  * older turns are summarised by the model and the recent ones kept verbatim.
  */
-import type { ChatMessage, LlmProvider, LlmResponse } from '../llm/types.js';
+import { IMAGE_TOKEN_ESTIMATE, imagesSent, type ChatMessage, type LlmProvider, type LlmResponse } from '../llm/types.js';
 
-/** Rough token estimate: about four characters per token, plus per-message overhead. */
+/** Rough token estimate: about four characters per token, plus per-message overhead and a fixed count per image sent. */
 export function estimateTokens(messages: readonly ChatMessage[]): number {
   let chars = 0;
+  let images = 0;
   for (const message of messages) {
     chars += 16 + (message.content?.length ?? 0);
+    images += imagesSent(message);
     if (message.role === 'assistant' && message.toolCalls) {
       for (const call of message.toolCalls) chars += call.name.length + call.arguments.length + 16;
     }
   }
-  return Math.ceil(chars / 4);
+  return Math.ceil(chars / 4) + IMAGE_TOKEN_ESTIMATE * images;
 }
 
 /** Marks the summary message so a later compaction folds it in again. */

@@ -18,11 +18,13 @@ export interface AgentEventMap {
   /** An inbound event reached the agent (before any limit or access check of the agent). */
   'message.in': { channel: string; thread: string; type: 'message' | 'command' | 'approval' };
   /** Something was sent or edited on a platform; `ok` false once every attempt failed. */
-  'message.out': { channel: string; type: 'send' | 'edit' | 'approval' | 'resolve' | 'file'; ok: boolean; durationMs: number };
+  'message.out': { channel: string; thread: string; type: 'send' | 'edit' | 'approval' | 'resolve' | 'file'; ok: boolean; durationMs: number };
   /** A thread's unit of work began. */
   'turn.started': { thread: string; userId: string; cause: TurnCause };
   /** It ended; `iterations` counts the model calls of the loop. */
   'turn.ended': { thread: string; userId: string; cause: TurnCause; outcome: TurnEnd; iterations: number; durationMs: number };
+  /** The final message of the thread's last turn was delivered (or given up): it is sent after `turn.ended`, outside the turn's slot. */
+  'turn.delivered': { thread: string };
   /** A model request finished (or failed, with the error's kind). */
   'model.request': {
     thread: string;
@@ -38,6 +40,12 @@ export interface AgentEventMap {
   };
   /** A tool call ended, in chat or in a job, approved or not: the tool pipeline reports each one once. */
   'tool.call': EndedCall;
+  /** A job's run began or ended (`thread` is `job:<id>`); its steps are its model requests and tool calls. */
+  'job.run': { thread: string; userId: string; phase: 'started' | 'ended'; outcome?: string };
+  /** A routine fired: a reminder posted, a job started, or the firing skipped or paused. */
+  'routine.fired': { routine: string; thread: string; userId: string; startedAt: number; durationMs: number; result: string; jobId?: string };
+  /** A file attached to a message was taken in (saved) or refused, by its kind as the platform gave it. */
+  'attachment': { channel: string; kind: string; outcome: 'saved' | 'refused'; reason?: string; sizeBytes?: number };
   /** An approval was asked or ended. */
   'approval': { thread: string; tool: string; status: 'requested' | 'approved' | 'always' | 'denied' | 'continued' | 'stopped' | 'redirected' | 'expired' | 'cancelled' };
 }

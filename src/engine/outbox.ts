@@ -5,7 +5,7 @@
  * goes on from the part that failed; a named answer's parts are put on record
  * as they go, so that sending it again after a crash skips them (deliveries.ts).
  */
-import type { ApprovalOutcome, ApprovalPrompt, Channel, ChatAddress, OutboundFile, SendOptions, SentMessage } from '../channels/types.js';
+import { threadKeyOf, type ApprovalOutcome, type ApprovalPrompt, type Channel, type ChatAddress, type OutboundFile, type SendOptions, type SentMessage } from '../channels/types.js';
 import { ChannelError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { memoryLedger, type DeliveryLog } from './deliveries.js';
@@ -111,7 +111,7 @@ export class Outbox {
     } catch (error) {
       // The platform said no, or could not be reached after the adapter's retries: this attempt is over.
       await this.deliveries?.ended(name);
-      this.events?.emit('message.out', { channel: chat.channel, type: 'file', ok: false, durationMs: Date.now() - started });
+      this.events?.emit('message.out', { channel: chat.channel, thread: threadKeyOf(chat), type: 'file', ok: false, durationMs: Date.now() - started });
       this.log.warn({ err: error, channel: chat.channel }, 'file not sent');
       const retryable = error instanceof ChannelError && error.retryable;
       // The error may quote a URL with the bot's token (Telegram's): it reaches the model redacted.
@@ -119,7 +119,7 @@ export class Outbox {
     }
     await this.deliveries?.complete(name, sent.ids);
     await this.deliveries?.ended(name);
-    this.events?.emit('message.out', { channel: chat.channel, type: 'file', ok: true, durationMs: Date.now() - started });
+    this.events?.emit('message.out', { channel: chat.channel, thread: threadKeyOf(chat), type: 'file', ok: true, durationMs: Date.now() - started });
     return { ok: true, before: false };
   }
 
@@ -167,7 +167,7 @@ export class Outbox {
   private async attempt<T>(what: AgentEventMap['message.out']['type'], chat: ChatAddress, call: (channel: Channel) => Promise<T>): Promise<T | undefined> {
     const started = Date.now();
     const result = await this.retried(what, chat, call);
-    this.events?.emit('message.out', { channel: chat.channel, type: what, ok: result !== undefined, durationMs: Date.now() - started });
+    this.events?.emit('message.out', { channel: chat.channel, thread: threadKeyOf(chat), type: what, ok: result !== undefined, durationMs: Date.now() - started });
     return result;
   }
 

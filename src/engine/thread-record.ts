@@ -24,7 +24,8 @@ export const ChatRecordSchema = z.object({
 /** Zod schema of one conversation message (the store's copy of `ChatMessage`). */
 export const ChatMessageSchema: z.ZodType<ChatMessage> = z.union([
   z.object({ role: z.literal('system'), content: z.string() }),
-  z.object({ role: z.literal('user'), content: z.string(), name: z.string().optional() }),
+  // An image is kept as its workspace path and type; a data URL (a request's alone) is never read back.
+  z.object({ role: z.literal('user'), content: z.string(), name: z.string().optional(), images: z.array(z.object({ path: z.string(), mimeType: z.string(), turn: z.number() })).optional() }),
   z.object({ role: z.literal('assistant'), content: z.string().nullable(), toolCalls: z.array(ToolCallSchema).optional() }),
   z.object({ role: z.literal('tool'), toolCallId: z.string(), content: z.string() }),
 ]);
@@ -73,7 +74,7 @@ export const SavedAttachmentSchema = z.object({
   sizeBytes: z.number(),
   /** SHA-256 of the bytes, hex: the same file fetched again is recognised. */
   sha256: z.string(),
-  /** For a PDF with a text layer: where its text was saved (`attachments/report.pdf.txt`). */
+  /** For a PDF with a text layer, or transcribed audio: where its text was saved (`attachments/report.pdf.txt`, `attachments/voice.ogg.txt`). */
   textPath: z.string().optional(),
 });
 /** A file received in the thread and saved in its workspace. */
@@ -115,6 +116,8 @@ export const OpenTurnSchema = z.object({
   answer: z.string().optional(),
   /** Platform ids of the message the reply is streaming into, if any: the answer replaces it. */
   draft: z.array(z.string()).optional(),
+  /** Shown above the answer: what the person's voice messages were heard as (`🎤 "…"`). */
+  preface: z.string().optional(),
 });
 /** The turn journal of a thread. */
 export type OpenTurn = z.infer<typeof OpenTurnSchema>;

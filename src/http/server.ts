@@ -10,7 +10,7 @@
  *   and their duration, model requests with errors, latency, tokens and cost,
  *   tool calls by tool (a name no registered tool has counts as `unknown`) and
  *   outcome, approvals by outcome, messages in and out by channel, queued
- *   messages, active threads, jobs by state; with several instances on Redis,
+ *   messages, active threads, jobs by state, attached files by kind and outcome; with several instances on Redis,
  *   the shared inboxes' depth and open threads.
  */
 import { createServer, type Server } from 'node:http';
@@ -57,6 +57,8 @@ export function createMetrics(services: AgentServices, runtime: Runtime, sources
   const approvals = new Counter({ name: 'pincer_approvals_total', help: 'Approval questions, by outcome (requested when asked)', labelNames: ['status'], registers: [registry] });
   const inbound = new Counter({ name: 'pincer_channel_events_in_total', help: 'Events received, by channel and type', labelNames: ['channel', 'type'], registers: [registry] });
   const outbound = new Counter({ name: 'pincer_channel_events_out_total', help: 'Platform sends and edits, by channel, type and result', labelNames: ['channel', 'type', 'ok'], registers: [registry] });
+  const attachments = new Counter({ name: 'pincer_attachments_total', help: 'Files attached to messages, by channel, kind and outcome (saved, or why refused)', labelNames: ['channel', 'kind', 'outcome'], registers: [registry] });
+  const attachmentBytes = new Counter({ name: 'pincer_attachment_bytes_total', help: 'Bytes of the attached files saved, by channel and kind', labelNames: ['channel', 'kind'], registers: [registry] });
   new Gauge({
     name: 'pincer_active_threads',
     help: 'Threads with a runner (working or recently active)',
@@ -128,6 +130,10 @@ export function createMetrics(services: AgentServices, runtime: Runtime, sources
   events.on('approval', (event) => approvals.inc({ status: event.status }));
   events.on('message.in', (event) => inbound.inc({ channel: event.channel, type: event.type }));
   events.on('message.out', (event) => outbound.inc({ channel: event.channel, type: event.type, ok: String(event.ok) }));
+  events.on('attachment', (event) => {
+    attachments.inc({ channel: event.channel, kind: event.kind, outcome: event.reason ?? event.outcome });
+    if (event.sizeBytes !== undefined) attachmentBytes.inc({ channel: event.channel, kind: event.kind }, event.sizeBytes);
+  });
   return registry;
 }
 

@@ -19,6 +19,7 @@ import { completionSignal } from './completion.js';
 import { finishStep, journalStep, type JobRecord, type RunningJob } from './job.js';
 import { accessLost } from './owner-access.js';
 import { stoppedCallResult } from './job-runs.js';
+import { filesText } from './files.js';
 
 /** A call the job may not run on its own, waiting for its owner. */
 export interface JobApprovalNeed {
@@ -60,7 +61,7 @@ export function jobSystemPrompt(job: JobRecord, agentName: string, now = new Dat
 
 /** The first message of a job's conversation: its creator's request. */
 export function jobRequestMessage(job: JobRecord): string {
-  return `${job.ownerName} asked for the background job "${job.title}". Start the job now.\nGoal: ${job.goal}`;
+  return `${job.ownerName} asked for the background job "${job.title}". Start the job now.\nGoal: ${job.goal}${filesText(job.files)}`;
 }
 
 /** How the job's model reads a `job_message`: its owner's words, sent from their DM. */

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { ChatMessageSchema, ChatRecordSchema, ToolCallSchema } from '../engine/history.js';
 import type { ChatMessage } from '../llm/types.js';
+import { JobFileSchema, type JobFile } from './files.js';
 
 /** Where a job is in its life. */
 export const JOB_STATES = ['pending', 'in_progress', 'waiting_approval', 'completed', 'failed', 'stuck', 'cancelled'] as const;
@@ -80,6 +81,8 @@ export const JobRecordSchema = z.object({
   plan: z.boolean(),
   /** The model its origin conversation had chosen (`/model use`) when it was created; unset: the default. */
   model: z.string().optional(),
+  /** The files its origin conversation had received lately when it was created, newest last. */
+  files: z.array(JobFileSchema).optional(),
   maxIterations: z.number().int().positive(),
   timeoutMs: z.number().int().positive(),
   state: z.enum(JOB_STATES),
@@ -133,6 +136,7 @@ export interface JobRequest {
   standing?: 'dm' | 'group';
   plan: boolean;
   model?: string;
+  files?: JobFile[];
   maxIterations: number;
   timeoutMs: number;
 }

@@ -239,6 +239,8 @@ export class JobScheduler {
     timer.unref();
     const ticker = setInterval(() => void progress.update(job), 5_000);
     ticker.unref();
+    const thread = `job:${job.id}`;
+    this.services.events.emit('job.run', { thread, userId: job.owner, phase: 'started' });
     try {
       if (job.answer) {
         await takeAnswer(job, new JobDelegate(job, this.services, this.runControl(job, abort.signal)), this.services, abort.signal, () => saveRun(this.jobs, job));
@@ -260,6 +262,7 @@ export class JobScheduler {
     } finally {
       clearTimeout(timer);
       clearInterval(ticker);
+      this.services.events.emit('job.run', { thread, userId: job.owner, phase: 'ended', outcome: abort.signal.aborted ? 'stopped' : 'ok' });
     }
   }
 

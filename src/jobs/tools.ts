@@ -16,6 +16,7 @@ import type { JobStore } from './job-store.js';
 import { checkJobBounds, checkJobRequest } from './limits.js';
 import { jobStatusLine } from './progress.js';
 import type { JobScheduler } from './scheduler.js';
+import { recentFiles } from './files.js';
 
 /** What the job tools work with; the scheduler exists once the runtime does. */
 export interface JobToolDeps {
@@ -94,6 +95,7 @@ export function jobTools(deps: JobToolDeps): [Tool<typeof createParams>, Tool<ty
           plan: params.plan ?? false,
           // The conversation's model now: a later /model use there does not move a job already asked for.
           ...(record.model ? { model: record.model } : {}),
+          ...(record.attachments?.length ? { files: recentFiles(record) } : {}),
           maxIterations: params.maxIterations ?? jobs.maxIterations,
           timeoutMs: Math.round((params.timeoutMinutes ?? jobs.timeoutMinutes) * 60_000),
         });

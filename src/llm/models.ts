@@ -21,6 +21,8 @@ export interface ModelChoice {
   /** Dollars per million tokens, or undefined when unknown. */
   price: { input: number; output: number } | undefined;
   isDefault: boolean;
+  /** It sees images (`vision`), which are then sent to it. */
+  vision: boolean;
 }
 
 /** Resolves a conversation's model name to a provider. */
@@ -51,6 +53,7 @@ export class ModelCatalog {
       apiKeyEnv: undefined,
       price: this.prices.priceOf(defaultName),
       isDefault: true,
+      vision: llm.vision,
     };
     this.choices = hasDefault ? listed : [defaultChoice, ...listed];
   }
@@ -94,6 +97,11 @@ export class ModelCatalog {
     return this.choices.find((choice) => choice.model === model && choice.price)?.price ?? this.prices.priceOf(model);
   }
 
+  /** Whether the model a conversation runs on (its choice, else the default) sees images. */
+  seesImages(chosen: string | undefined): boolean {
+    return this.find(this.nameFor(chosen))?.vision ?? false;
+  }
+
   /** The name a conversation runs on: its choice while configured, else the default. */
   nameFor(chosen: string | undefined): string {
     return (chosen && this.find(chosen)?.name) || this.defaultName;
@@ -108,6 +116,8 @@ export class ModelCatalog {
       apiKeyEnv: entry.apiKeyEnv,
       price: entry.price ?? this.prices.priceOf(model),
       isDefault,
+      // `llm.vision` speaks of the default model, also when it is listed.
+      vision: entry.vision || (isDefault && this.llm.vision),
     };
   }
 }

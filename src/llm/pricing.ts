@@ -3,7 +3,7 @@
  * dollars per million tokens, extended or overridden by `llm.prices` in the config.
  * Local models have no price and cost 0.
  */
-import type { LlmRequest, Usage } from './types.js';
+import { IMAGE_TOKEN_ESTIMATE, imagesSent, type LlmRequest, type Usage } from './types.js';
 
 /** Price of a model in US dollars per million tokens (the shape of `llm.prices` entries). */
 export interface ModelPrice {
@@ -97,6 +97,7 @@ export function estimateCost(price: ModelPrice | undefined, request: LlmRequest,
     if (message.role === 'assistant') for (const call of message.toolCalls ?? []) chars += call.name.length + call.arguments.length;
   }
   for (const tool of request.tools ?? []) chars += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
-  const inputTokens = Math.ceil(chars / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * request.messages.length;
+  const images = request.messages.reduce((sum, message) => sum + imagesSent(message), 0);
+  const inputTokens = Math.ceil(chars / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * request.messages.length + IMAGE_TOKEN_ESTIMATE * images;
   return costFromPrice(price, { inputTokens, outputTokens: request.maxTokens ?? defaultMaxTokens, cachedTokens: 0 });
 }

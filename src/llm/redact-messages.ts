@@ -20,6 +20,7 @@ export function redactMessages(messages: readonly ChatMessage[], redact: (text: 
 
 /** One message with `redact` applied to its texts, as {@link redactMessages} does to each. */
 export function redactMessage(message: ChatMessage, redact: (text: string) => string): ChatMessage {
+  // A user message's images are bytes, not text: they go as they are (the line naming each is in its content).
   if (message.role !== 'assistant') return { ...message, content: redact(message.content) };
   const content = message.content === null ? null : redact(message.content);
   if (!message.toolCalls) return { ...message, content };

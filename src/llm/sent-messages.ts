@@ -8,7 +8,7 @@
  */
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import { redactMessage } from './redact-messages.js';
-import type { ChatMessage, ToolCall } from './types.js';
+import type { ChatMessage, ImagePart, ToolCall } from './types.js';
 import { toWireMessage } from './wire.js';
 
 /** A message's wire form, and a copy of the fields it was made from. */
@@ -50,6 +50,7 @@ export class SentMessages {
 /** The fields {@link toWireMessage} and redaction read, copied (tool calls included). */
 function copyFields(message: ChatMessage): ChatMessage {
   if (message.role === 'assistant' && message.toolCalls) return { ...message, toolCalls: message.toolCalls.map((call) => ({ ...call })) };
+  if (message.role === 'user' && message.images) return { ...message, images: message.images.map((image) => ({ ...image })) };
   return { ...message };
 }
 
@@ -60,12 +61,19 @@ function sameFields(source: ChatMessage, message: ChatMessage): boolean {
     case 'system':
       return true;
     case 'user':
-      return (source as typeof message).name === message.name;
+      return (source as typeof message).name === message.name && sameImages((source as typeof message).images, message.images);
     case 'tool':
       return (source as typeof message).toolCallId === message.toolCallId;
     case 'assistant':
       return sameCalls((source as typeof message).toolCalls, message.toolCalls);
   }
+}
+
+function sameImages(source: readonly ImagePart[] | undefined, images: readonly ImagePart[] | undefined): boolean {
+  if (!source || !images) return source === images;
+  if (source.length !== images.length) return false;
+  // A cached image keeps the same data URL string, which compares at once.
+  return images.every((image, index) => image.path === source[index]!.path && image.dataUrl === source[index]!.dataUrl);
 }
 
 function sameCalls(source: readonly ToolCall[] | undefined, calls: readonly ToolCall[] | undefined): boolean {

@@ -11,10 +11,36 @@ export interface ToolCall {
   arguments: string;
 }
 
+/**
+ * An image sent with a user message. The conversation keeps only a reference
+ * to the file in its workspace, never the bytes, so that a thread's stored
+ * history stays small; the image itself (`dataUrl`) is put on the copy of the
+ * message a request sends, and sent after the message's text as an
+ * `image_url` part.
+ */
+export interface ImagePart {
+  /** Where the image was saved, relative to the conversation's workspace: `attachments/photo.jpg`. */
+  path: string;
+  /** Its type, sniffed from the bytes. */
+  mimeType: string;
+  /** The thread's turn it came in (its count of turns then): only the latest turns' images are sent again. */
+  turn: number;
+  /** The image, downscaled, as a `data:` URL: only on a message being sent, never in the stored history. */
+  dataUrl?: string;
+}
+
+/** What a request counts an image sent to the model as, in tokens (providers charge roughly this much for one). */
+export const IMAGE_TOKEN_ESTIMATE = 1_000;
+
+/** The images a message sends to the model (those with their bytes attached). */
+export function imagesSent(message: ChatMessage): number {
+  return message.role === 'user' ? (message.images?.filter((image) => image.dataUrl).length ?? 0) : 0;
+}
+
 /** A message of the conversation as the model sees it. */
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string; name?: string }
+  | { role: 'user'; content: string; name?: string; images?: ImagePart[] }
   | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
   | { role: 'tool'; toolCallId: string; content: string };
 

@@ -4,12 +4,13 @@
  */
 import type {
   ChatCompletion,
+  ChatCompletionContentPart,
   ChatCompletionMessageParam,
   ChatCompletionMessageToolCall,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
 import type { CompletionUsage } from 'openai/resources/completions';
-import type { ChatMessage, FinishReason, ToolCall, ToolDefinition, Usage } from './types.js';
+import type { ChatMessage, FinishReason, ImagePart, ToolCall, ToolDefinition, Usage } from './types.js';
 import { emptyUsage } from './types.js';
 
 /** Our message as the wire expects it. */
@@ -17,8 +18,10 @@ export function toWireMessage(message: ChatMessage): ChatCompletionMessageParam 
   switch (message.role) {
     case 'system':
       return { role: 'system', content: message.content };
-    case 'user':
-      return message.name ? { role: 'user', content: message.content, name: message.name } : { role: 'user', content: message.content };
+    case 'user': {
+      const content = userContent(message.content, message.images);
+      return message.name ? { role: 'user', content, name: message.name } : { role: 'user', content };
+    }
     case 'tool':
       return { role: 'tool', tool_call_id: message.toolCallId, content: message.content };
     case 'assistant':
@@ -27,6 +30,19 @@ export function toWireMessage(message: ChatMessage): ChatCompletionMessageParam 
         ? { role: 'assistant', content: message.content, tool_calls: message.toolCalls.map(toWireToolCall) }
         : { role: 'assistant', content: message.content ?? '' };
   }
+}
+
+/**
+ * A user message's content: its text alone, or with images whose bytes are
+ * attached, the text first and each image after it as an `image_url` part.
+ * An image without its bytes sends nothing (the request says why in the text).
+ */
+function userContent(text: string, images: readonly ImagePart[] | undefined): string | ChatCompletionContentPart[] {
+  const sent = images?.filter((image) => image.dataUrl) ?? [];
+  if (!sent.length) return text;
+  const parts: ChatCompletionContentPart[] = text ? [{ type: 'text', text }] : [];
+  for (const image of sent) parts.push({ type: 'image_url', image_url: { url: image.dataUrl! } });
+  return parts;
 }
 
 function toWireToolCall(call: ToolCall): ChatCompletionMessageToolCall {

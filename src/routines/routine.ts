@@ -14,6 +14,7 @@ import type { Logger } from '../log.js';
 import { IdIndex, LegacyIdList } from '../store/id-index.js';
 import type { Namespace, Store } from '../store/store.js';
 import { ScheduleSchema } from './schedule.js';
+import { JobFileSchema } from '../jobs/files.js';
 
 /** The stored routine. */
 export const RoutineSchema = z.object({
@@ -28,6 +29,8 @@ export const RoutineSchema = z.object({
   tools: z.array(z.string()),
   /** Set when `tools` were granted without a prompt that showed them (see the job's `standing`). */
   standing: z.enum(['dm', 'group']).optional(),
+  /** The files its conversation had received lately when it was scheduled: each job it starts is told of them. */
+  files: z.array(JobFileSchema).optional(),
   enabled: z.boolean(),
   /** Why it was paused by pincer (a broken configuration), for its owner. */
   pausedReason: z.string().optional(),

@@ -163,7 +163,17 @@ export class RoutineScheduler {
       this.services.log.debug({ routine: routineId, at }, 'routine firing already claimed');
       return;
     }
+    const startedAt = Date.now();
     const result = await this.run(routine, at, id);
+    this.services.events.emit('routine.fired', {
+      routine: routine.id,
+      thread: threadKeyOf(routine.origin),
+      userId: routine.owner,
+      startedAt,
+      durationMs: Date.now() - startedAt,
+      result: result.text,
+      ...(result.jobId ? { jobId: result.jobId } : {}),
+    });
     const next = reason === 'manual' ? routine.nextAt : nextFiring(routine.schedule, routine.timezone, Math.max(at, this.now()));
     const updated = await this.routines.update(routineId, (entry) => {
       entry.lastAt = at;
@@ -222,6 +232,7 @@ export class RoutineScheduler {
         tools: routine.tools,
         ...(routine.standing ? { standing: routine.standing } : {}),
         ...(model ? { model } : {}),
+        ...(routine.files ? { files: routine.files } : {}),
         plan: false,
         maxIterations: jobs.maxIterations,
         timeoutMs: Math.round(jobs.timeoutMinutes * 60_000),

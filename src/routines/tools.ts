@@ -16,6 +16,7 @@ import { checkRoutineCount } from './limits.js';
 import { RoutineStore, type Routine } from './routine.js';
 import { describeSchedule, formatTime, isTimeZone, nextFirings, parseSchedule, shortestGap, type Schedule } from './schedule.js';
 import type { RoutineScheduler } from './scheduler.js';
+import { recentFiles } from '../jobs/files.js';
 
 /** What the routine tools work with; the scheduler exists once the runtime does. */
 export interface RoutineToolDeps {
@@ -112,6 +113,7 @@ export function routineTools(deps: RoutineToolDeps): [Tool<typeof scheduleParams
           action: args.message ? { kind: 'message', text: args.message } : { kind: 'prompt', prompt: args.prompt! },
           tools,
           ...standing,
+          ...(args.prompt && record.attachments?.length ? { files: recentFiles(record) } : {}),
           enabled: true,
           ...(next !== undefined ? { nextAt: next } : {}),
           skipped: [],

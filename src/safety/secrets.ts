@@ -36,7 +36,8 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { kind: 'github-pat', regex: /\bgithub_pat_[A-Za-z0-9_]{22,255}/g },
   { kind: 'slack', regex: /\bxox[abpors]-[A-Za-z0-9-]{10,}/g },
   { kind: 'slack-app', regex: /\bxapp-[A-Za-z0-9-]{10,}/g },
-  { kind: 'telegram-bot', regex: /\b\d{5,12}:AA[A-Za-z0-9_-]{30,40}/g },
+  // Also inside a Bot API address (`/bot<token>/`, `/file/bot<token>/`), where no word boundary precedes it.
+  { kind: 'telegram-bot', regex: /(?:\b|(?<=\/bot))\d{5,12}:AA[A-Za-z0-9_-]{30,40}/g },
   { kind: 'discord-bot', regex: /\b[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}/g },
   {
     kind: 'authorization-header',
@@ -44,6 +45,8 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     keepGroup: 1,
   },
   { kind: 'bearer-token', regex: /(\bBearer\s{1,5})[A-Za-z0-9._~+/=-]{16,}/g, keepGroup: 1 },
+  // The signature of a Discord attachment address: with it, anyone can fetch the file until it expires.
+  { kind: 'discord-file-signature', regex: /((?:cdn|media)\.discordapp\.(?:com|net)\/attachments\/[^\s?#]{1,300}\?[^\s#]{0,200}?\bhm=)[0-9a-f]{64}/g, keepGroup: 1 },
   {
     kind: 'assigned-secret',
     regex: /(\b(?:api_?key|apikey|client_?secret|secret_?key|access_?token|auth_?token|password)["']?\s{0,5}[:=]\s{0,5}["']?)[^\s"',;&]{12,}/gi,

@@ -21,7 +21,11 @@ const NOT_CONFIGURED = [
   '@modelcontextprotocol/sdk', // no mcp.servers
   'ajv', // the MCP SDK's validator
   'prom-client', // no PINCER_HTTP_PORT
-  '@opentelemetry/api', // prom-client's
+  '@opentelemetry/api', // prom-client's, and the trace export's
+  '@opentelemetry/sdk-trace-base', // no OTEL_EXPORTER_OTLP_ENDPOINT
+  '@opentelemetry/exporter-trace-otlp-http',
+  'sharp', // no image sent to a model that sees
+  'preact', // the console's page is served as files, never loaded by the bot
   'bullmq', // no Redis store
   'ioredis',
   'html-to-text', // loaded on the first http_fetch
@@ -31,6 +35,7 @@ const NOT_CONFIGURED = [
   'discord.js',
   'grammy',
   '@slack/bolt',
+  'sharp', // loaded with the first image sent to a model that sees
 ];
 
 /** The npm packages among the loaded module URLs. */
@@ -92,6 +97,12 @@ describe('what a start loads', () => {
     expect(loaded).toContain('sqlite3');
     expect(loaded).toContain('marked');
     expect(NOT_CONFIGURED.filter((name) => loaded.has(name))).toEqual([]);
+  }, 30_000);
+
+  it('does not load the image library at start, even for a model that sees', async () => {
+    const loaded = await packagesLoaded(llm, 'terminal:\n  enabled: on\nllm:\n  vision: true\n');
+    expect(loaded).toContain('openai');
+    expect(loaded).not.toContain('sharp');
   }, 30_000);
 
   it('loads the metrics library once an HTTP port is set', async () => {

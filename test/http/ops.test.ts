@@ -71,6 +71,28 @@ describe('the operations endpoint', () => {
     expect(body).not.toContain('zz_made_up_tool');
   });
 
+  it('counts attached files by channel, kind and outcome', async () => {
+    const port = await freePort();
+    rig = await startAppRig({ config: { http: { port } } });
+    const chat = testDm(ada.id);
+    // The test channel downloads no files: each one is refused as failed, and counted so.
+    const message = rig.platform.channel.userMessage({
+      chat,
+      sender: ada,
+      text: 'look',
+      attachments: [
+        { kind: 'image', name: 'a.png', mimeType: 'image/png', sizeBytes: 10, fileId: 'a' },
+        { kind: 'image', name: 'b.png', mimeType: 'image/png', sizeBytes: 10, fileId: 'b' },
+        { kind: 'audio', name: 'v.ogg', mimeType: 'audio/ogg', sizeBytes: 10, fileId: 'v' },
+      ],
+    });
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(chat).some((m) => m.text.startsWith('echo: look')), 5_000, 'the answer');
+    expect(message.attachments).toHaveLength(3);
+    const { body } = await get(port, '/metrics');
+    expect(body).toMatch(/pincer_attachments_total\{channel="test",kind="image",outcome="failed"\} 2/);
+    expect(body).toMatch(/pincer_attachments_total\{channel="test",kind="audio",outcome="failed"\} 1/);
+  });
+
   it('says /readyz 503 with the reason while the bot is shutting down', async () => {
     const port = await freePort();
     const log = new ToolLog();

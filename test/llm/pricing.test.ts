@@ -54,6 +54,14 @@ describe('estimateCost', () => {
     expect(estimateCost(price, { messages: withCall }, 0)).toBeGreaterThan(base);
   });
 
+  it('counts an image sent as 1,000 input tokens, whatever the length of its data URL, and a reference without bytes as nothing', () => {
+    const image = { path: 'attachments/a.jpg', mimeType: 'image/jpeg', turn: 1 };
+    const sent = [messages[0]!, { ...messages[1]!, images: [{ ...image, dataUrl: `data:image/jpeg;base64,${'A'.repeat(300_000)}` }] }];
+    const kept = [messages[0]!, { ...messages[1]!, images: [image] }];
+    expect(estimateCost(price, { messages: sent }, 0)).toBeCloseTo((316 + 1_000) / 1_000_000, 12);
+    expect(estimateCost(price, { messages: kept }, 0)).toBeCloseTo(316 / 1_000_000, 12);
+  });
+
   it('is 0 for a model without a price', () => {
     expect(estimateCost(undefined, { messages }, 1_000)).toBe(0);
   });

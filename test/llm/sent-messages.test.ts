@@ -49,6 +49,32 @@ describe('SentMessages', () => {
     expect(sent.of(messages)).toEqual(redactMessages(messages, redact).map(toWireMessage));
   });
 
+  it('sends an image after the text without redacting its bytes, and again when the image changed', () => {
+    let redacted = '';
+    const sent = new SentMessages((text) => {
+      redacted += text;
+      return text.replaceAll('sk-1', '[redacted]');
+    });
+    const dataUrl = `data:image/jpeg;base64,${'sk-1'.repeat(4)}`;
+    const messages: ChatMessage[] = [{ role: 'user', content: 'look sk-1', images: [{ path: 'attachments/a.jpg', mimeType: 'image/jpeg', turn: 1, dataUrl }] }];
+    expect(sent.of(messages)[0]!.content).toEqual([
+      { type: 'text', text: 'look [redacted]' },
+      { type: 'image_url', image_url: { url: dataUrl } },
+    ]);
+    expect(redacted).toBe('look sk-1');
+    // Changed in place: the message is converted again.
+    (messages[0] as { images: unknown[] }).images = [{ path: 'attachments/b.jpg', mimeType: 'image/png', turn: 1, dataUrl: 'data:image/png;base64,AAAA' }];
+    expect(sent.of(messages)[0]!.content).toEqual([
+      { type: 'text', text: 'look [redacted]' },
+      { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+    ]);
+  });
+
+  it('sends an image without its bytes as nothing: the text alone', () => {
+    const message: ChatMessage = { role: 'user', content: 'look', images: [{ path: 'attachments/a.jpg', mimeType: 'image/jpeg', turn: 1 }] };
+    expect(toWireMessage(message)).toEqual({ role: 'user', content: 'look' });
+  });
+
   it('converts without a redactor', () => {
     const messages = conversation();
     expect(new SentMessages().of(messages)).toEqual(messages.map(toWireMessage));

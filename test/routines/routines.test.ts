@@ -156,6 +156,22 @@ describe('routines', () => {
     expect(await rig.app.services.jobs.list()).toHaveLength(1);
   });
 
+  it('the job of a prompt routine is told of the files its conversation had when it was scheduled', async () => {
+    const asked: string[] = [];
+    rig = await startAppRig({
+      responder: (request) => {
+        if (!/background job/.test(String(request.messages[0]?.content))) return model(request);
+        asked.push(String(request.messages.find((m) => m.role === 'user')?.content));
+        return textReply('DONE: read it');
+      },
+    });
+    const at = Date.now() + 300;
+    const files = [{ path: 'attachments/report.pdf', kind: 'document' as const, mimeType: 'application/pdf', sizeBytes: 2048, textPath: 'attachments/report.pdf.txt' }];
+    await rig.app.routines.scheduler.add({ ...reminder('rfiles001', 'weekly report', at), schedule: { kind: 'at', at }, action: { kind: 'prompt', prompt: 'compare with the report' }, tools: ['files_read'], files });
+    await rig.platform.waitFor(() => rig!.platform.messagesIn(dm).some((m) => /Job \S+ "weekly report" is done/.test(m.text)), 6_000, 'the job result');
+    expect(asked[0]).toContain('- attachments/report.pdf (document, application/pdf, 2 KB; its text is in attachments/report.pdf.txt)');
+  });
+
   it.skipIf(!process.env.PINCER_TEST_REDIS_URL)(
     `two instances on one Redis store post a reminder once${process.env.PINCER_TEST_REDIS_URL ? '' : ' (skipped: PINCER_TEST_REDIS_URL is not set)'}`,
     async () => {

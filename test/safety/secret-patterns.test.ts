@@ -35,6 +35,23 @@ describe('built-in secret kinds: every variant of a prefix', () => {
     expect(hidden(`t 123456789012:AA${chars(40)} end`)).toBe(`t ${REDACTED} end`);
   });
 
+  it('a Telegram bot token inside a Bot API or file address, where no word boundary precedes it', () => {
+    const token = `123456789:AA${chars(33)}`;
+    expect(hidden(`GET https://api.telegram.org/file/bot${token}/photos/file_7.jpg`)).toBe(`GET https://api.telegram.org/file/bot${REDACTED}/photos/file_7.jpg`);
+    expect(hidden(`POST https://api.telegram.org/bot${token}/sendMessage`)).toBe(`POST https://api.telegram.org/bot${REDACTED}/sendMessage`);
+    // Digits glued to other letters are not a token's start.
+    expect(hidden(`robot123456789:AA${chars(33)}`)).toBe(`robot123456789:AA${chars(33)}`);
+  });
+
+  it("a Discord attachment address keeps its path and loses its signature", () => {
+    const signature = 'a1b2c3d4'.repeat(8);
+    const url = `https://cdn.discordapp.com/attachments/111/222/photo.png?ex=6650c0de&is=664f6f5e&hm=${signature}&`;
+    expect(hidden(`see ${url}`)).toBe(`see https://cdn.discordapp.com/attachments/111/222/photo.png?ex=6650c0de&is=664f6f5e&hm=${REDACTED}&`);
+    expect(hidden(`https://media.discordapp.net/attachments/1/2/a.png?hm=${signature}`)).toBe(`https://media.discordapp.net/attachments/1/2/a.png?hm=${REDACTED}`);
+    // Another site's hm parameter is not Discord's signature.
+    expect(hidden(`https://example.com/a.png?hm=${signature}`)).toBe(`https://example.com/a.png?hm=${signature}`);
+  });
+
   it('a GitHub fine-grained token at its shortest, hidden whole', () => {
     expect(hidden(`token github_pat_${chars(22)} end`)).toBe(`token ${REDACTED} end`);
   });

@@ -12,7 +12,7 @@
  * - anything else: `echo: <text>`; after tool results: `result: <results>`.
  */
 import type { FakeLlmEntry, FakeLlmRequest } from '../fakes/llm/server.js';
-import { hang, serverError, textReply, toolCallReply } from '../fakes/llm/server.js';
+import { hang, serverError, textOf, textReply, toolCallReply } from '../fakes/llm/server.js';
 
 /** The fake model's memory across requests (failures served so far). */
 export class Brain {
@@ -111,7 +111,9 @@ export class Brain {
 export function lastUserText(messages: FakeLlmRequest['messages']): string {
   for (let i = messages.length - 1; i >= 0; i--) {
     const message = messages[i]!;
-    if (message.role === 'user' && typeof message.content === 'string' && !isEngineNotice(message.content)) return message.content;
+    // A message with images comes as parts: its text is what is answered.
+    const text = message.role === 'user' ? textOf(message.content) : '';
+    if (message.role === 'user' && !isEngineNotice(text)) return text;
   }
   return '';
 }

@@ -60,6 +60,8 @@ export interface ScenarioFile {
   name: string;
   mimeType: string;
   bytes: Buffer;
+  /** A picture sent the way a platform sends photos, where it has one (Telegram: a photo, not a document), of this size. */
+  photo?: { width: number; height: number };
 }
 
 /** A file the bot sent into a chat, as the fake platform received it. */
@@ -116,6 +118,12 @@ export interface ScenarioDriver {
    * `/attach PATH text` at the terminal). Absent: the channel takes no files.
    */
   sendFile?(chat: ScenarioChat, user: ScenarioUser, text: string, file: ScenarioFile): Promise<void>;
+  /**
+   * A user sends a voice message the platform's way (a Telegram voice note,
+   * a Discord voice message, which carries no text, a Slack audio file
+   * share). Absent: the channel has none.
+   */
+  sendVoice?(chat: ScenarioChat, user: ScenarioUser, text: string, file: ScenarioFile & { durationSecs: number }): Promise<void>;
   /** A user runs a command the platform's way (text `/cmd`, slash command interaction, `/pincer cmd`). */
   sendCommand(chat: ScenarioChat, user: ScenarioUser, name: string, args?: string): Promise<void>;
   /** A user presses a button of an approval prompt. */

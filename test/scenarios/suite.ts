@@ -10,9 +10,11 @@ import { NOT_AVAILABLE } from '../../src/channels/access.js';
 import { STALE_BUTTON, threadKeyOf } from '../../src/channels/types.js';
 import { minimalPdf } from '../support/pdf.js';
 import { NO_SUCH_TOOL_ANSWER } from './brain.js';
+import { defineImageScenarios } from './suite-images.js';
 import { defineSendScenarios } from './suite-send.js';
 import type { ScenarioChat, ScenarioDriver, ScenarioUser } from './driver.js';
 import { startHarness, waitFor, waitForApproval, waitForMessage, waitForResolved, type Harness, type HarnessOptions } from './harness.js';
+import { defineVoiceScenarios } from './suite-voice.js';
 
 /** Defines the suite for one channel. */
 export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
@@ -262,6 +264,23 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       expect(modelSaw('[attached: big.txt, not received: it is 4 KB, over the limit of 1 KB per file. The person has been told.]')).toBe(true);
     });
 
+    itNeeds(files, 'a background job asked for with a file is told where the file is, and finishes', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendFile!(dm, alice, 'bg notes', notes);
+      await h.driver.pressApproval(dm, alice, await waitForApproval(h, dm), 'approve');
+      await waitForMessage(h, dm, /Job \S+ "notes" is done\./s, 10_000);
+      const jobRequest = h.llm.requests.find((request) => /background job/.test(String(request.messages[0]?.content ?? '')));
+      expect(String(jobRequest?.messages.find((m) => m.role === 'user')?.content)).toContain('- attachments/notes.md (document, text/markdown, 29 bytes)');
+    });
+
+    itNeeds([driver.name === 'terminal' ? undefined : 'only the terminal has a command of its own for files'], '/help lists /attach', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      await h.driver.sendCommand(dm, alice, 'help');
+      await waitForMessage(h, dm, /\/attach PATH \[message\]: sends a file from this machine/);
+    });
+
     itNeeds(files, "past a person's daily budget of files, the next file is refused and the text answered", async () => {
       await start({ attachments: { maxBytesPerUserPerDay: 40 } });
       const dm = h.driver.dm(alice);
@@ -280,6 +299,9 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
       await waitForMessage(h, dm, 'echo: look at my cat');
     });
   });
+
+  defineImageScenarios(driver, { start });
+  defineVoiceScenarios(driver);
 
   describe(`scenarios on ${driver.name}: approvals and policy`, () => {
     it('approve runs the tool once and resumes the turn', async () => {

@@ -192,7 +192,22 @@ export class DiscordChannel implements Channel {
   /** Downloads a file of a message from its attachment URL (Discord's CDN; no credentials needed). */
   async fetchAttachment(attachment: AttachmentMeta, limits: FetchLimits): Promise<Uint8Array> {
     if (!attachment.url) throw new AttachmentFetchError('failed', 'the message names no file to download');
-    return downloadBytes(attachment.url, limits);
+    try {
+      return await downloadBytes(attachment.url, limits);
+    } catch (error) {
+      // An attachment's signed URL expires after about a day (a turn run again after a long stop, another
+      // instance fetching it later): Discord signs it again on request.
+      if (!(error instanceof AttachmentFetchError) || !/answered (403|404)$/.test(error.message)) throw error;
+      const refreshed = await this.refreshedUrl(attachment.url).catch(() => undefined);
+      if (!refreshed) throw error;
+      return downloadBytes(refreshed, limits);
+    }
+  }
+
+  /** A new signed URL for an attachment's expired one (`POST /attachments/refresh-urls`). */
+  private async refreshedUrl(url: string): Promise<string | undefined> {
+    const answer = (await this.client.rest.post('/attachments/refresh-urls', { body: { attachment_urls: [url] } })) as { refreshed_urls?: { original: string; refreshed: string }[] };
+    return answer.refreshed_urls?.find((entry) => entry.original === url)?.refreshed;
   }
 
   /**

@@ -145,6 +145,8 @@ export class SlackChannel implements Channel {
    */
   async fetchAttachment(attachment: AttachmentMeta, limits: FetchLimits): Promise<Uint8Array> {
     if (!attachment.url) throw new AttachmentFetchError('failed', 'the message names no file to download');
+    // The bot token goes to Slack's own file host only (or the configured API's, a self-hosted test server).
+    if (!slackFileHost(attachment.url, this.config.apiUrl)) throw new AttachmentFetchError('failed', 'the file is not on a Slack address');
     return downloadBytes(attachment.url, {
       ...limits,
       credentials: { authorization: `Bearer ${this.config.botToken ?? ''}` },
@@ -236,4 +238,16 @@ export class SlackChannel implements Channel {
     if (!this.identity) throw new ChannelError(SLACK, 'not started');
     return this.identity;
   }
+}
+
+/** Whether `url` is on Slack's hosts (`slack.com` and its subdomains, over https), or on the configured API's host. */
+export function slackFileHost(url: string, apiUrl: string | undefined): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  if (apiUrl && parsed.host === new URL(apiUrl).host) return true;
+  return parsed.protocol === 'https:' && (parsed.hostname === 'slack.com' || parsed.hostname.endsWith('.slack.com'));
 }

@@ -61,6 +61,7 @@ const DOUBLE_INTERRUPT_MS = 2_000;
 export class TerminalChannel implements Channel {
   readonly name = 'terminal';
   readonly capabilities: ChannelCapabilities = TERMINAL_CAPABILITIES;
+  readonly ownCommands = ['/attach PATH [message]: sends a file from this machine with the message (or with your next one)'];
 
   private readonly queue = new EventQueue<InboundEvent>();
   private readonly options: ResolvedTerminalOptions;

@@ -26,10 +26,12 @@ export class DailyBytes {
       booked = used + bytes <= this.limit;
       return booked ? used + bytes : used;
     });
+    // The day before is over: its count goes, so that a person keeps one count at most.
+    await this.counts.delete(this.keyOf(userId, -1));
     return booked;
   }
 
-  private keyOf(userId: string): string {
-    return `${userId}:${new Date(this.now()).toISOString().slice(0, 10)}`;
+  private keyOf(userId: string, days = 0): string {
+    return `${userId}:${new Date(this.now() + days * 86_400_000).toISOString().slice(0, 10)}`;
   }
 }

@@ -7,7 +7,8 @@
  * remembered with their platform reference, so that an instance that does
  * not find one on its disk fetches it again ({@link AttachmentIntake.restore}).
  */
-import { basename } from 'node:path';
+import { lstat, readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { qualifiedUserId, type AttachmentMeta, type Channel, type ChatInfo, type InboundMessage } from '../../channels/types.js';
 import type { Config } from '../../config/schema.js';
 import { AttachmentFetchError } from '../../errors.js';
@@ -20,6 +21,7 @@ import { shownName, sizeText, type ReceivedAttachment, type RefusalReason } from
 import { pdfText } from './pdf-text.js';
 import { holds, safeFileName, saveInWorkspace, sha256Of } from './save.js';
 import { sniffType } from './sniff.js';
+import type { VoiceTranscripts } from './voice.js';
 
 /** What the intake needs. */
 export interface AttachmentIntakeDeps {
@@ -27,6 +29,8 @@ export interface AttachmentIntakeDeps {
   /** The running channel of that name. */
   channelOf(channel: string): Channel | undefined;
   daily: DailyBytes;
+  /** Transcribes voice and audio; without it, audio is saved untranscribed. */
+  voice?: VoiceTranscripts;
   log: Logger;
 }
 
@@ -44,6 +48,11 @@ interface Arrival {
 /** Takes in the files of messages. */
 export class AttachmentIntake {
   constructor(private readonly deps: AttachmentIntakeDeps) {}
+
+  /** The voice step, when there is one. */
+  get voice(): VoiceTranscripts | undefined {
+    return this.deps.voice;
+  }
 
   /** What became of each file of `message`, in order. */
   async receive(chat: ChatInfo, message: InboundMessage): Promise<ReceivedAttachment[]> {
@@ -72,11 +81,29 @@ export class AttachmentIntake {
         const bytes = await this.fetch(chat, entry.source, entry.sizeBytes);
         if (sha256Of(bytes) !== entry.sha256) throw new Error('the file fetched again differs from the one received');
         entry.path = await saveInWorkspace(workspace, basename(entry.path), bytes);
-        if (entry.textPath) await this.saveText(workspace, entry, bytes);
+        if (entry.textPath && entry.kind === 'audio') await this.deps.voice?.restoreText(workspace, entry);
+        else if (entry.textPath) await this.saveText(workspace, entry, bytes);
         this.deps.log.info({ channel: chat.channel, path: entry.path }, 'attachment fetched again');
       } catch (error) {
         this.deps.log.warn({ channel: chat.channel, path: entry.path, reason: reasonOf(error) }, 'could not fetch an attachment again');
       }
+    }
+  }
+
+  /**
+   * The bytes of a file saved in this chat (an entry of the thread's record),
+   * fetched again first by its platform reference when this instance does not
+   * have it; undefined when it can be neither read nor fetched.
+   */
+  async bytesOf(chat: ChatInfo, saved: SavedAttachment): Promise<Uint8Array | undefined> {
+    await this.restore(chat, [saved]);
+    const path = join(this.workspaceOf(chat, saved.userId), saved.path);
+    try {
+      // Never through a link: the workspace is the model's to write in.
+      if (!(await lstat(path)).isFile()) return undefined;
+      return await readFile(path);
+    } catch {
+      return undefined;
     }
   }
 
@@ -120,6 +147,7 @@ export class AttachmentIntake {
         sha256: sha256Of(bytes),
       };
       if (type.mimeType === 'application/pdf') await this.saveText(arrival.workspace, saved, bytes);
+      if (type.kind === 'audio' && this.deps.voice) return { status: 'saved', saved, transcript: await this.deps.voice.transcribe(arrival.workspace, saved, bytes) };
       return { status: 'saved', saved };
     } catch (error) {
       this.deps.log.error({ err: error, channel: arrival.chat.channel }, 'could not save an attachment');

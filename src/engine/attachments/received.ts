@@ -3,13 +3,19 @@
  * reason), and the small helpers that put its size and name in words.
  */
 import type { SavedAttachment } from '../thread-record.js';
+import type { TranscriptOutcome } from './voice.js';
 
 /** Why a file was not taken. */
 export type RefusalReason = 'too-big' | 'message-total' | 'daily' | 'timeout' | 'failed' | 'unknown-type' | 'mismatch' | 'unsupported';
 
 /** What became of one attached file. */
 export type ReceivedAttachment =
-  | { status: 'saved'; saved: SavedAttachment }
+  | {
+      status: 'saved';
+      saved: SavedAttachment;
+      /** For audio: what it says, or why that is not known. */
+      transcript?: TranscriptOutcome;
+    }
   | {
       status: 'refused';
       /** The name as sent, made safe to show. */

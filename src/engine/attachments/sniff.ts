@@ -72,6 +72,8 @@ export async function sniffType(bytes: Uint8Array, declaredType: string | undefi
   if (declared !== undefined && declared !== actual) {
     return { problem: 'mismatch', declared: claim ?? 'unknown', found: sniffed.mimeType };
   }
+  // Audio and video share containers (WebM, MP4): one declared audio is audio, to be transcribed.
+  if (sniffed.kind === 'video' && claim && attachmentKindOf(claim, name) === 'audio') return { ...sniffed, kind: 'audio', mimeType: sniffed.mimeType.replace(/^video\//, 'audio/') };
   return sniffed;
 }
 

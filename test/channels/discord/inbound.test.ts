@@ -52,6 +52,18 @@ describe('discord inbound messages', () => {
     expect(Buffer.from(bytes).toString()).toBe('# pelican');
   });
 
+  it('fetches an attachment whose URL expired through a refreshed URL, and fails clearly for a file Discord no longer has', async () => {
+    const dm = h.discord.dmChannel(alice);
+    h.discord.userMessage({ channelId: dm.id, author: alice, content: 'old file', files: [{ name: 'old.md', contentType: 'text/markdown', bytes: Buffer.from('# kept') }] });
+    const event = await h.events.next<InboundMessage>(isMessage);
+    h.discord.expireAttachmentUrls();
+    const limits = () => ({ maxBytes: 1024, signal: AbortSignal.timeout(5_000) });
+    expect(Buffer.from(await h.channel.fetchAttachment(event.attachments[0]!, limits())).toString()).toBe('# kept');
+    expect(h.discord.requests.filter((request) => request.path === '/attachments/refresh-urls')).toMatchObject([{ method: 'POST', status: 200 }]);
+    const gone = { ...event.attachments[0]!, url: event.attachments[0]!.url!.replace('old.md', 'gone.md') };
+    await expect(h.channel.fetchAttachment(gone, limits())).rejects.toMatchObject({ reason: 'failed', message: 'the file server answered 404' });
+  });
+
   it('emits unaddressed guild messages as group context, keyed by channel and scoped to the guild', async () => {
     h.discord.userMessage({ channelId: h.discord.general.id, author: bob, content: 'just chatting' });
     const event = await h.events.next<InboundMessage>(isMessage);

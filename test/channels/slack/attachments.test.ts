@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { InboundMessage } from '../../../src/channels/types.js';
+import { slackFileHost } from '../../../src/channels/slack/adapter.js';
 import { AttachmentFetchError } from '../../../src/errors.js';
 import { MANIFEST_SCOPES, startFakeSlack } from '../../fakes/slack/index.js';
 import { ALICE, DM_ALICE, populate, startHarness, type Harness } from './harness.js';
@@ -48,6 +49,19 @@ describe('slack attachments', () => {
     const [toSlack, elsewhere] = harness.fake.files.downloads;
     expect(toSlack).toMatchObject({ host: 'slack', authorization: `Bearer ${harness.fake.botToken}` });
     expect(elsewhere).toEqual({ host: 'elsewhere', path: expect.any(String) });
+  });
+
+  it('never sends the bot token to an address that is not Slack’s', async () => {
+    harness = await startHarness();
+    const event = await share(harness);
+    const elsewhere = { ...event.attachments[0]!, url: 'http://127.0.0.2:9/files-pri/T1-F1/notes.md' };
+    const failure = await harness.channel.fetchAttachment(elsewhere, LIMITS()).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ reason: 'failed', message: 'the file is not on a Slack address' });
+    expect(harness.fake.files.downloads).toEqual([]);
+    expect(slackFileHost('https://files.slack.com/files-pri/T1-F1/a.png', undefined)).toBe(true);
+    expect(slackFileHost('http://files.slack.com/files-pri/T1-F1/a.png', undefined)).toBe(false);
+    expect(slackFileHost('https://files.slack.com.evil.example/a.png', undefined)).toBe(false);
+    expect(slackFileHost('https://evilslack.com/a.png', undefined)).toBe(false);
   });
 
   it('refuses a file larger than the limit while it downloads', async () => {

@@ -14,8 +14,7 @@ import type { Namespace } from '../../../src/store/store.js';
 const DM: ChatInfo = { channel: 'test', chatId: 'ada', kind: 'dm', scope: 'global' };
 
 /** A namespace in memory. */
-function memory<T>(): Namespace<T> {
-  const values = new Map<string, T>();
+function memory<T>(values = new Map<string, T>()): Namespace<T> {
   return {
     get: async (key) => values.get(key),
     set: async (key, value) => void values.set(key, value),
@@ -111,5 +110,20 @@ describe('AttachmentIntake', () => {
     expect(t.fetched).toHaveLength(2);
     expect(existsSync(join(t.workspace, 'attachments/a.txt'))).toBe(true);
     t.cleanup();
+  });
+});
+
+describe('DailyBytes', () => {
+  it("counts a person's bytes per UTC day, starts afresh the next day, and keeps no count of past days", async () => {
+    const values = new Map<string, number>();
+    let now = Date.UTC(2026, 10, 27, 23, 0);
+    const daily = new DailyBytes(memory(values), 100, () => now);
+    expect(await daily.book('test:ada', 60)).toBe(true);
+    expect(await daily.book('test:ada', 60)).toBe(false);
+    expect(await daily.remaining('test:ada')).toBe(40);
+    now += 2 * 3_600_000;
+    expect(await daily.remaining('test:ada')).toBe(100);
+    expect(await daily.book('test:ada', 60)).toBe(true);
+    expect([...values.keys()]).toEqual(['test:ada:2026-11-28']);
   });
 });

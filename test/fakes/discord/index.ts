@@ -34,7 +34,12 @@ export interface UserMessageOptions {
   replyTo?: string;
   /** Files attached; served from the fake's CDN at `/attachments/<channel>/<id>/<name>`, as Discord's signed URLs. */
   files?: FileInput[];
+  /** A voice message: flag IS_VOICE_MESSAGE, its one file with `duration_secs` and `waveform`, as the client records it. */
+  voice?: { durationSecs: number };
 }
+
+/** Discord's message flag of a voice message. */
+export const IS_VOICE_MESSAGE = 1 << 13;
 
 /** A file a user attaches. */
 export interface FileInput {
@@ -122,6 +127,8 @@ export interface FakeDiscord {
   failNext(method: string, path: string | RegExp, options?: { status?: number; retryAfter?: number; afterHandling?: boolean; withFiles?: boolean }): void;
   /** Polls `check` until it returns a truthy value. */
   waitFor<T>(check: () => T | undefined | null | false, timeoutMs?: number): Promise<T>;
+  /** Lets every attachment URL handed out so far expire (the CDN answers 404); `POST /attachments/refresh-urls` gives new ones. */
+  expireAttachmentUrls(): void;
   close(): Promise<void>;
 }
 
@@ -150,8 +157,19 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   if (options.heartbeatIntervalMs) gateway.heartbeatIntervalMs = options.heartbeatIntervalMs;
   const rest = new FakeRest(world, gateway, gatewayUrl);
   const cdn = new Map<string, Buffer>();
+  /** The signature (`hm`) each attachment's URL must carry now. */
+  const signatures = new Map<string, string>();
+  rest.refreshAttachmentUrls = (urls) =>
+    urls.flatMap((original) => {
+      const url = new URL(original);
+      const signature = signatures.get(url.pathname);
+      if (!signature) return [];
+      url.searchParams.set('hm', signature);
+      url.searchParams.set('ex', Math.floor(Date.now() / 1000 + 86_400).toString(16));
+      return [{ original, refreshed: url.href }];
+    });
   const server = createServer((request, response) => {
-    if (request.url?.startsWith('/attachments/')) return serveAttachment(cdn, request.url, response);
+    if (request.url?.startsWith('/attachments/')) return serveAttachment(cdn, signatures, request.url, response);
     rest.handle(request, response).catch((error: unknown) => {
       response.writeHead(500).end(String(error));
     });
@@ -189,6 +207,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   };
 
   return {
+    expireAttachmentUrls() {
+      for (const path of signatures.keys()) signatures.set(path, world.nextId());
+    },
     apiUrl: `http://${base}/api`,
     token: world.token,
     bot: world.bot,
@@ -249,7 +270,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         mentionRoleIds: message.mentionRoleIds ?? [],
         mentionEveryone: message.mentionEveryone ?? false,
         replyToId: message.replyTo,
-        attachments: (message.files ?? []).map((file) => attachmentJson(world, cdn, `http://${base}`, message.channelId, file)),
+        attachments: (message.files ?? []).map((file) => ({
+          ...attachmentJson(world, cdn, signatures, `http://${base}`, message.channelId, file),
+          ...(message.voice ? { duration_secs: message.voice.durationSecs, waveform: Buffer.alloc(32, 128).toString('base64') } : {}),
+        })),
+        ...(message.voice ? { flags: IS_VOICE_MESSAGE } : {}),
       });
       gateway.dispatch('MESSAGE_CREATE', messageJson(world, stored, true));
       return stored;
@@ -301,19 +326,21 @@ export async function waitFor<T>(check: () => T | undefined | null | false, time
 }
 
 /** An attachment as a message carries it, its bytes put on the CDN under a signed URL (`ex`, `is`, `hm`). */
-function attachmentJson(world: World, cdn: Map<string, Buffer>, origin: string, channelId: string, file: FileInput): Record<string, unknown> {
+function attachmentJson(world: World, cdn: Map<string, Buffer>, signatures: Map<string, string>, origin: string, channelId: string, file: FileInput): Record<string, unknown> {
   const id = world.nextId();
   const path = `/attachments/${channelId}/${id}/${encodeURIComponent(file.name)}`;
   cdn.set(path, file.bytes);
+  signatures.set(path, id);
   const url = `${origin}${path}?ex=${Math.floor(Date.now() / 1000 + 86_400).toString(16)}&is=0&hm=${id}`;
   return { id, filename: file.name, size: file.bytes.length, url, proxy_url: url, ...(file.contentType ? { content_type: file.contentType } : {}) };
 }
 
-/** The CDN: a file's bytes for its signed URL; 404 without the signature, as Discord answers. */
-function serveAttachment(cdn: Map<string, Buffer>, requestUrl: string, response: ServerResponse): void {
+/** The CDN: a file's bytes for its signed URL. */
+function serveAttachment(cdn: Map<string, Buffer>, signatures: Map<string, string>, requestUrl: string, response: ServerResponse): void {
   const url = new URL(requestUrl, 'http://cdn');
   const bytes = cdn.get(url.pathname);
-  if (!bytes || !url.searchParams.get('hm')) return void response.writeHead(404).end('Not Found');
+  // A missing, wrong or expired signature: 404, as Discord answers.
+  if (!bytes || url.searchParams.get('hm') !== signatures.get(url.pathname)) return void response.writeHead(404).end('Not Found');
   response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(bytes.length) }).end(bytes);
 }
 

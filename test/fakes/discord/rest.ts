@@ -90,6 +90,8 @@ export class FakeRest {
   /** Registered commands: `global`, or a guild id. */
   readonly commands = new Map<string, Json[]>();
   private readonly routes: [string, RegExp, Handler][];
+  /** New URLs for attachment URLs (set by the CDN): `POST /attachments/refresh-urls`. */
+  refreshAttachmentUrls: (urls: string[]) => { original: string; refreshed: string }[] = () => [];
 
   constructor(
     private readonly world: World,
@@ -115,6 +117,7 @@ export class FakeRest {
       ['PATCH', /^\/webhooks\/(\d+)\/([^/]+)\/messages\/([^/]+)$/, (call, [, token, id]) => this.editWebhookMessage(token!, id!, call.body ?? {})],
       ['DELETE', /^\/webhooks\/(\d+)\/([^/]+)\/messages\/([^/]+)$/, (_, [, token, id]) => this.deleteWebhookMessage(token!, id!)],
       ['POST', /^\/webhooks\/(\d+)\/([^/]+)$/, (call, [, token]) => this.followUp(token!, call.body ?? {})],
+      ['POST', /^\/attachments\/refresh-urls$/, (call) => ok({ refreshed_urls: this.refreshAttachmentUrls((call.body?.attachment_urls as string[] | undefined) ?? []) })],
     ];
   }
 

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startFakeLlm, textReply, toolCallReply, type FakeLlm } from './server.js';
+import { startFakeLlm, textOf, textReply, toolCallReply, type FakeLlm } from './server.js';
 
 let fake: FakeLlm | undefined;
 
@@ -48,6 +48,24 @@ describe('fake LLM server', () => {
     expect(fake.requests).toEqual([{ model: 'a', messages: [{ role: 'user', content: 'hi' }] }]);
     const models = await client.models.list();
     expect(models.data.map((model) => model.id)).toEqual(['a', 'b']);
+  });
+
+  it('records the image parts a request carries, decoded, with the message they came in', async () => {
+    fake = await startFakeLlm({ script: [textReply('a cat')] });
+    const client = new OpenAI({ baseURL: fake.url, apiKey: 'k', maxRetries: 0 });
+    const png = Buffer.from('89504e470d0a1a0a', 'hex');
+    await client.chat.completions.create({
+      model: 'a',
+      messages: [
+        { role: 'system', content: 'see' },
+        { role: 'user', content: [{ type: 'text', text: 'what is it?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${png.toString('base64')}` } }, { type: 'image_url', image_url: { url: 'https://example.com/a.jpg' } }] },
+      ],
+    });
+    expect(fake.images).toEqual([
+      { request: 0, message: 1, mimeType: 'image/png', bytes: png },
+      { request: 0, message: 1, mimeType: '', bytes: Buffer.alloc(0), url: 'https://example.com/a.jpg' },
+    ]);
+    expect(textOf(fake.requests[0]!.messages[1]!.content)).toBe('what is it?');
   });
 
   it('answers from the responder once the script is used up, and 400 without one', async () => {

@@ -11,7 +11,9 @@
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FakeCompletion, FakeHttpError, FakeLlmEntry } from './script.js';
+import { imagesIn, type FakeImage } from './images.js';
 import { completionBody, streamEvents } from './wire.js';
+import { FakeTranscriptions } from './transcriptions.js';
 
 /** A chat-completion request body as the fake received it. */
 export interface FakeLlmRequest {
@@ -54,6 +56,8 @@ export interface FakeLlm {
   readonly url: string;
   /** Every chat-completion body received, in order (when recording). */
   readonly requests: FakeLlmRequest[];
+  /** Every image part the recorded requests carried, decoded, in order. */
+  readonly images: FakeImage[];
   /** The headers of each recorded request, parallel to `requests`. */
   readonly requestHeaders: IncomingHttpHeaders[];
   /** Chat-completion requests received, recorded or not. */
@@ -64,6 +68,8 @@ export interface FakeLlm {
   enqueue(...entries: FakeLlmEntry[]): void;
   /** Replaces the fallback responder. */
   setResponder(responder: FakeResponder | undefined): void;
+  /** `POST /v1/audio/transcriptions`: what it received, and what it answers (`set`). */
+  readonly transcriptions: FakeTranscriptions;
   /** Stops listening and drops every connection, hanging ones included. */
   close(): Promise<void>;
 }
@@ -71,8 +77,10 @@ export interface FakeLlm {
 class FakeLlmServer implements FakeLlm {
   url = '';
   readonly requests: FakeLlmRequest[] = [];
+  readonly images: FakeImage[] = [];
   readonly requestHeaders: IncomingHttpHeaders[] = [];
   served = 0;
+  readonly transcriptions = new FakeTranscriptions();
   private readonly queue: FakeLlmEntry[];
   private responder: FakeResponder | undefined;
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -126,6 +134,10 @@ class FakeLlmServer implements FakeLlm {
       if (!this.authorised(req)) return sendJson(res, 401, apiError('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
       return void this.readBody(req, res).catch(() => res.destroy());
     }
+    if (req.method === 'POST' && path === '/v1/audio/transcriptions') {
+      if (!this.authorised(req)) return sendJson(res, 401, apiError('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
+      return void this.transcriptions.serve(req, res, (status, body) => sendJson(res, status, body)).catch(() => res.destroy());
+    }
     sendJson(res, 404, apiError(`Unknown request URL: ${req.method} ${path}`, 'invalid_request_error', 'unknown_url'));
   }
 
@@ -150,6 +162,7 @@ class FakeLlmServer implements FakeLlm {
     const index = this.served++;
     if (this.options.record !== false) {
       this.requests.push(body);
+      this.images.push(...imagesIn(body.messages, index));
       this.requestHeaders.push(req.headers);
     }
     const malformed = this.options.acceptAnyHistory ? undefined : historyProblem(body.messages);
@@ -230,6 +243,8 @@ export async function startFakeLlm(options: StartFakeLlmOptions = {}): Promise<F
 }
 
 export * from './script.js';
+export { textOf, type FakeImage } from './images.js';
+export type { FakeTranscription, FakeTranscriptionRequest } from './transcriptions.js';
 
 /**
  * Why OpenAI would refuse this conversation with a 400, or undefined: every

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import type { Document } from 'grammy/types';
+import type { Document, PhotoSize, Voice } from 'grammy/types';
 import { ApiFailure } from './failure.js';
 
 /** The Bot API's limit on files a bot may download. */
@@ -43,14 +43,31 @@ export class FileStore {
     this.next = next;
   }
 
+  /** Keeps a voice note (Ogg/Opus) and describes it as a message's `voice`; Telegram keeps those under `voice/` as `.oga`. */
+  addVoice(file: FileInput, duration: number): Voice {
+    const document = this.add(file, 'voice/file_{n}.oga');
+    return { file_id: document.file_id, file_unique_id: document.file_unique_id, duration, file_size: document.file_size!, ...(file.mimeType ? { mime_type: file.mimeType } : {}) };
+  }
+
   /** Keeps `file` and describes it as a message's `document`. */
-  add(file: FileInput): Document {
+  add(file: FileInput, pathPattern?: string): Document {
     const fileId = `BQAC${randomBytes(12).toString('hex')}`;
     const { failure, size: nextSize } = this.next;
     this.next = {};
     const size = nextSize ?? file.size ?? file.bytes.length;
-    this.files.set(fileId, { path: `documents/file_${this.files.size}${extensionOf(file.name)}`, bytes: file.bytes, size, ...(failure ? { failure } : {}) });
+    const path = pathPattern?.replace('{n}', String(this.files.size)) ?? `documents/file_${this.files.size}${extensionOf(file.name)}`;
+    this.files.set(fileId, { path, bytes: file.bytes, size, ...(failure ? { failure } : {}) });
     return { file_id: fileId, file_unique_id: fileId.slice(-8), file_name: file.name, file_size: size, ...(file.mimeType ? { mime_type: file.mimeType } : {}) };
+  }
+
+  /**
+   * Keeps `file` and describes it as a message's `photo`: one size, the
+   * bytes as sent (`width` and `height` as given; Telegram's own smaller
+   * sizes are left out).
+   */
+  addPhoto(file: FileInput & { width: number; height: number }): PhotoSize[] {
+    const { file_id, file_unique_id, file_size } = this.add(file);
+    return [{ file_id, file_unique_id, width: file.width, height: file.height, ...(file_size ? { file_size } : {}) }];
   }
 
   /** getFile's answer. */

@@ -37,6 +37,10 @@ export interface UserMessageInput {
   entities?: MessageEntity[];
   /** A file sent with the message as a document: the text becomes its caption. */
   document?: FileInput;
+  /** A picture sent as a photo (not a document): the text becomes its caption. */
+  photo?: FileInput & { width: number; height: number };
+  /** A voice note (Ogg/Opus) of `duration` seconds: the text, if any, becomes its caption. */
+  voice?: FileInput & { duration: number };
 }
 
 /** A button press to inject. */
@@ -137,9 +141,15 @@ export class FakeTelegram {
       date: now(),
       chat,
       from: input.from,
-      ...(input.document
-        ? { document: this.files.add(input.document), caption: input.text, caption_entities: input.entities ?? entitiesFor(input.text) }
-        : { text: input.text, entities: input.entities ?? entitiesFor(input.text) }),
+      ...(input.document || input.photo
+        ? {
+            ...(input.document ? { document: this.files.add(input.document) } : { photo: this.files.addPhoto(input.photo!) }),
+            caption: input.text,
+            caption_entities: input.entities ?? entitiesFor(input.text),
+          }
+        : input.voice
+          ? { voice: this.files.addVoice(input.voice, input.voice.duration), ...(input.text ? { caption: input.text, caption_entities: input.entities ?? entitiesFor(input.text) } : {}) }
+          : { text: input.text, entities: input.entities ?? entitiesFor(input.text) }),
       ...(input.threadId !== undefined ? { message_thread_id: input.threadId, is_topic_message: true } : {}),
       ...this.replyPart(chat, input),
     } as Message;

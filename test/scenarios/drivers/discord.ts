@@ -105,6 +105,15 @@ export function createDiscordDriver(): DiscordDriver {
         files: [{ name: file.name, contentType: file.mimeType, bytes: file.bytes }],
       });
     },
+    async sendVoice(chat, user, _text, file) {
+      fake().userMessage({
+        channelId: chat.id,
+        author: member(user),
+        content: '',
+        files: [{ name: file.name, contentType: file.mimeType, bytes: file.bytes }],
+        voice: { durationSecs: file.durationSecs },
+      });
+    },
     async sendCommand(chat, user, name, args = '') {
       const discord = fake();
       const options = slashOptions(registeredCommand(discord, name), args);

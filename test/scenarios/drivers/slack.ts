@@ -100,6 +100,16 @@ export function createSlackDriver(): SlackDriver {
         files: [{ name: file.name, mimetype: file.mimeType, bytes: file.bytes }],
       });
     },
+    async sendVoice(chat, user, text, file) {
+      await fake().sendMessage({
+        channel: chat.id,
+        user: user.id,
+        text,
+        ...(chat.subId ? { threadTs: chat.subId } : {}),
+        mention: chat.kind === 'group',
+        files: [{ name: file.name, mimetype: file.mimeType, bytes: file.bytes }],
+      });
+    },
     async sendCommand(chat, user, name, args = '') {
       await fake().runSlashCommand({ channel: chat.id, user: user.id, text: `${name} ${args}`.trim() });
     },

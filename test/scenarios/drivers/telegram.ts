@@ -94,7 +94,16 @@ export function createTelegramDriver(): TelegramDriver {
         chat: telegramChat(chat),
         from: telegramUser(user),
         text: chat.kind === 'group' ? `@${fake().bot.username} ${text}` : text,
-        document: file,
+        ...(file.photo ? { photo: { ...file, ...file.photo } } : { document: file }),
+        ...(chat.subId ? { threadId: Number(chat.subId) } : {}),
+      });
+    },
+    sendVoice: async (chat, user, text, file) => {
+      fake().sendUserMessage({
+        chat: telegramChat(chat),
+        from: telegramUser(user),
+        text,
+        voice: { name: file.name, mimeType: file.mimeType, bytes: file.bytes, duration: file.durationSecs },
         ...(chat.subId ? { threadId: Number(chat.subId) } : {}),
       });
     },
