@@ -114,7 +114,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
   private outlet(): Pick<ToolContext, 'outlet'> {
     const { chat, record } = this.turn;
     const turn = `${record.key}:${record.turnId ?? record.turns}`;
-    const outlet = fileOutlet(this.services.outbox, addressOf(chat), turn, this.services.config.attachments.maxBytes);
+    const outlet = fileOutlet(this.services.outbox, addressOf(chat), turn, this.services.config.attachments.maxBytes, this.turn.replyTo);
     return outlet ? { outlet } : {};
   }
 

@@ -11,10 +11,11 @@ import type { Outbox } from './outbox.js';
 
 /**
  * The outlet of `chat`, for the turn named `turn` (`<thread>:<turn id>`),
- * sending files of at most `maxBytes` (`attachments.maxBytes`); undefined for
- * a channel that is not running.
+ * sending files of at most `maxBytes` (`attachments.maxBytes`), as replies to
+ * `replyTo` where the platform shows replies (a group's turn answers its
+ * asker); undefined for a channel that sends no files.
  */
-export function fileOutlet(outbox: Outbox, chat: ChatAddress, turn: string, maxBytes: number): FileOutlet | undefined {
+export function fileOutlet(outbox: Outbox, chat: ChatAddress, turn: string, maxBytes: number, replyTo?: string): FileOutlet | undefined {
   const channel = outbox.channelOf(chat);
   if (!channel?.sendFile) return undefined;
   const nameOf = (key: string) => `file:${turn}:${key}`;
@@ -23,6 +24,6 @@ export function fileOutlet(outbox: Outbox, chat: ChatAddress, turn: string, maxB
     channel: chat.channel,
     ...(limits ? { limits } : {}),
     maxBytes,
-    send: (file, key) => outbox.sendFile(chat, file, nameOf(key)),
+    send: (file, key) => outbox.sendFile(chat, file, nameOf(key), replyTo ? { replyTo } : {}),
   };
 }

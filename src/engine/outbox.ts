@@ -78,11 +78,11 @@ export class Outbox {
    * platform call and its end after; the adapter's retries (429, 5xx,
    * connection errors) happen in between. The caption is redacted.
    */
-  async sendFile(chat: ChatAddress, file: OutboundFile, name: string): Promise<FileDelivery> {
+  async sendFile(chat: ChatAddress, file: OutboundFile, name: string, options: Pick<SendOptions, 'replyTo'> = {}): Promise<FileDelivery> {
     // The same name sent again while it is going out (two calls of one batch) waits for it and posts nothing.
     const going = this.filesGoing.get(name);
     if (going) return going.then((delivery) => (delivery.ok ? { ok: true, before: true } : delivery));
-    const sending = this.sendFileOnce(chat, file, name);
+    const sending = this.sendFileOnce(chat, file, name, options);
     this.filesGoing.set(name, sending);
     try {
       return await sending;
@@ -91,7 +91,7 @@ export class Outbox {
     }
   }
 
-  private async sendFileOnce(chat: ChatAddress, file: OutboundFile, name: string): Promise<FileDelivery> {
+  private async sendFileOnce(chat: ChatAddress, file: OutboundFile, name: string, options: Pick<SendOptions, 'replyTo'>): Promise<FileDelivery> {
     const channel = this.channelOf(chat);
     if (!channel?.sendFile) return { ok: false, reason: 'refused', detail: `${chat.channel} cannot send files` };
     if (await this.deliveries?.completed(name)) {
@@ -107,7 +107,7 @@ export class Outbox {
     const started = Date.now();
     let sent: SentMessage;
     try {
-      sent = await channel.sendFile(chat, shown, { idempotencyKey: name });
+      sent = await channel.sendFile(chat, shown, { ...options, idempotencyKey: name });
     } catch (error) {
       // The platform said no, or could not be reached after the adapter's retries: this attempt is over.
       await this.deliveries?.ended(name);

@@ -157,6 +157,19 @@ export function defineSendScenarios(driver: ScenarioDriver): void {
       expect(files(room)).toEqual([]);
     }, 30_000);
 
+    inGroups('in a group, for a person who always allows it, the group\'s own file is sent into the group', async () => {
+      await start();
+      const room = h.driver.group();
+      const folder = workspaceFolder(workspaceDirOf(h.config), { kind: 'chat', channel: driver.name, chatId: room.id });
+      mkdirSync(folder, { recursive: true });
+      writeFileSync(join(folder, 'minutes.txt'), 'the minutes\n');
+      await h.app.services.permissions.set(`${driver.name}:${alice.id}`, 'files_send', 'alwaysAllow');
+      await h.driver.sendMessage(room, alice, 'send minutes.txt', { mention: true });
+      await waitForMessage(h, room, 'Sent minutes.txt');
+      expect(h.driver.approvals(room)).toEqual([]);
+      expect(h.driver.sentFiles!(room).map(({ name, shownAs }) => ({ name, shownAs }))).toEqual([{ name: 'minutes.txt', shownAs: 'document' }]);
+    }, 30_000);
+
     uploads('a file outside the workspace is refused before anyone is asked', async () => {
       await start();
       const dm = h.driver.dm(alice);

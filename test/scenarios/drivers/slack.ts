@@ -132,7 +132,7 @@ export function createSlackDriver(): SlackDriver {
         .map((message) => ({ messageId: message.ts, text: readableText(messageText(message)), actions: currentActions(message) })),
     sentFiles: (chat) =>
       fake()
-        .uploads.completed.filter((upload) => upload.channel === chat.id && upload.threadTs === chat.subId)
+        .uploads.completed.filter((upload) => upload.channel === chat.id && (!chat.subId || upload.threadTs === chat.subId))
         .map(({ name, size, sha256, caption, filetype }) => ({ name, size, sha256, ...(caption ? { caption } : {}), shownAs: ['png', 'jpg', 'gif', 'webp'].includes(filetype) ? 'photo' : 'document' })),
     // A 413 is left out: Slack takes up to 1 GB, above attachments.maxBytes, and its client retries HTTP errors of the upload URL.
     failNextUpload: (failure) => {
