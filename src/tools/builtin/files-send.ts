@@ -100,7 +100,8 @@ async function readForSend(settings: WorkspaceSettings, params: Params, ctx: Too
     checkSize(shown, bytes.byteLength, outlet);
     const mimeType = await typeOf(bytes);
     const photo = PHOTO_TYPES.has(mimeType) && (!outlet.limits || bytes.byteLength <= outlet.limits.photoBytes);
-    const file: FileToSend = { name: basename(real), bytes, mimeType, as: photo ? 'photo' : 'document', localPath: real };
+    // Sent under the name the prompt shows (a link's own name, not its target's).
+    const file: FileToSend = { name: basename(params.path), bytes, mimeType, as: photo ? 'photo' : 'document', localPath: real };
     if (params.caption) file.caption = params.caption;
     return { shown, file, sha256: createHash('sha256').update(bytes).digest('hex') };
   } finally {

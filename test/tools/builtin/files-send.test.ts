@@ -73,6 +73,12 @@ describe('files_send: what is refused before anyone is asked', () => {
     expect(outlet.sent).toEqual([]);
   });
 
+  it('a folder', async () => {
+    const result = await h.pipeline.run(call({ path: 'out' }), ctx());
+    expect(result.status).toBe('rejected');
+    expect(result.content).toContain('"out" is not a regular file.');
+  });
+
   it('a missing file', async () => {
     const result = await h.pipeline.run(call({ path: 'out/missing.pdf' }), ctx());
     expect(result.status).toBe('rejected');
@@ -132,6 +138,14 @@ describe('files_send: asking, and sending what was shown', () => {
       ['notes.txt', 'text/plain', 'document'],
       ['chart.png', 'image/png', 'document'],
     ]);
+  });
+
+  it('a link inside the workspace is followed, and the file goes under the name the prompt showed', async () => {
+    symlinkSync(join(workspace, 'out', 'chart.png'), join(workspace, 'latest.png'));
+    const asked = await h.pipeline.run(call({ path: 'latest.png' }), ctx());
+    expect(asked.approval?.summary).toBe(`Send latest.png (${TINY_PNG.length} bytes) to this conversation`);
+    await h.pipeline.run(asked.call, ctx(), { approved: true });
+    expect(outlet.sent.map(({ file }) => [file.name, file.as, sha256Of(file.bytes)])).toEqual([['latest.png', 'photo', sha256Of(TINY_PNG)]]);
   });
 
   it('a file changed after the prompt is not sent', async () => {
