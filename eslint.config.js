@@ -65,4 +65,13 @@ export default tseslint.config(
     files: ['test/**', 'bench/**'],
     rules: { 'no-console': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
   },
+  // The web console's page runs in the browser; the build scripts in Node.
+  {
+    files: ['src/http/console/ui/**'],
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', fetch: 'readonly', EventSource: 'readonly', setInterval: 'readonly', clearInterval: 'readonly' } },
+  },
+  {
+    files: ['scripts/**'],
+    languageOptions: { globals: { console: 'readonly', process: 'readonly' } },
+  },
 );

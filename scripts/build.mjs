@@ -5,6 +5,8 @@
  * is older than something the build reads, was never built, or its last
  * build failed, so that starting again after no change starts at once.
  *
+ * The web console's page is bundled after the compile (console-build.mjs).
+ *
  * A build that succeeds leaves dist/.built, dated when the build began; one
  * that fails leaves none, so the next start compiles again and shows the
  * errors rather than running what they left behind.
@@ -15,6 +17,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, URL } from 'node:url';
+import { buildConsole } from './console-build.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
@@ -42,21 +45,23 @@ function isBuildFresh() {
   return statSync(STAMP).mtimeMs >= Math.max(...INPUTS.map((input) => newestMtime(join(ROOT, input))));
 }
 
-/** Runs tsc on tsconfig.build.json; throws when it fails (it has printed why). */
-function build() {
+/** Runs tsc on tsconfig.build.json, then bundles the console; throws when either fails (it has printed why). */
+async function build() {
   // A source saved while tsc runs is newer than the stamp, so it is compiled next time.
   const began = new Date();
   rmSync(STAMP, { force: true });
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json')], { cwd: ROOT, stdio: 'inherit' });
+  await buildConsole(join(DIST, 'console'));
   writeFileSync(STAMP, 'Written by scripts/build.mjs after a successful build; dated when it began.\n');
   utimesSync(STAMP, began, began);
 }
 
 if (!(process.argv.includes('--if-stale') && isBuildFresh())) {
   try {
-    build();
-  } catch {
+    await build();
+  } catch (error) {
+    if (!(error instanceof Error && 'status' in error)) console.error(error);
     process.exit(1);
   }
 }

@@ -26,6 +26,7 @@ import type { AgentServices } from './engine/services.js';
 import { TurnJournal } from './engine/turn-journal.js';
 import { UsageLedger } from './engine/usage.js';
 import type { OpsServer } from './http/server.js';
+import type { PreparedConsole } from './http/console/index.js';
 import { JOBS_COMMAND } from './jobs/commands.js';
 import { jobsFeature, type JobsFeature } from './jobs/feature.js';
 import { JOB_QUEUE } from './jobs/engine.js';
@@ -72,6 +73,10 @@ export interface AppOptions {
   /** Further tool sources, after the built-in tools and `tools`. */
   toolSources?: ToolSource[];
   store?: Store;
+  /** Where the console reads traces from instead of the app's own recorder (tests give a fixture). */
+  consoleTraces?: TraceReader;
+  /** The console's bundled files (default dist/console). */
+  consoleAssetsDir?: string;
 }
 
 /** The services of a built application: the agent's, and the stores of its features. */
@@ -160,7 +165,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const provider = options.provider ?? new OpenAiProvider(config.llm, providerOptions);
   const models = new ModelCatalog(config.llm, provider, providerOptions);
 
-  const commands = COMMANDS;
+  // The console loads only when it is on and has an endpoint to be served on.
+  const consoleOn = config.console.enabled && config.http.port !== undefined;
+  const consoleModule = consoleOn ? await import('./http/console/index.js') : undefined;
+  const commands = consoleModule ? commandTable([JOBS_COMMAND, ROUTINES_COMMAND, MCP_COMMAND, consoleModule.CONSOLE_COMMAND]) : COMMANDS;
   const channelDeps = async (name: string): Promise<ChannelDeps> => {
     const state = store.namespace(`channel-state:${name}`, z.unknown());
     return {
@@ -217,14 +225,17 @@ export async function createApp(options: AppOptions): Promise<App> {
   made.services = services;
   const jobs = jobsFeature({ config, services, store: new JobStore(store, log), queue: deployment.workQueue(JOB_QUEUE, config.jobs.maxParallel), grants, mail: deployment.signals });
   const routines = routinesFeature({ config, services, store: new RoutineStore(store, log), deployment, jobs, grants });
-  const features: Feature[] = [jobs, routines, await mcpFeature(config, registry, log, PINCER_VERSION, redactor)];
+  const appServicesEarly: AppServices = { ...services, jobs: jobs.store, routines: routines.store };
+  const webConsole: PreparedConsole | undefined = consoleModule?.prepareConsole({ config, store, services: appServicesEarly, log });
+  const features: Feature[] = [jobs, routines, await mcpFeature(config, registry, log, PINCER_VERSION, redactor), ...(webConsole ? [webConsole.feature] : [])];
   // Every feature's tools are offered from the start, like every source.
   for (const feature of features) for (const source of feature.tools ?? []) registry.addSource(source);
   const runtime = new Runtime(services, channels, { deployment, features });
   const traces = config.console.enabled || process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? await recordTraces(config, events, store, log) : undefined;
   // OpenTelemetry's SDK loads only when traces are to be exported.
   const exported = traces && process.env.OTEL_EXPORTER_OTLP_ENDPOINT ? (await import('./engine/traces/otel.js')).exportTraces(traces, { agentName: config.agent.name, version: PINCER_VERSION, log, ...(config.cluster.instanceId ? { instance: config.cluster.instanceId } : {}) }) : undefined;
-  const appServices: AppServices = { ...services, jobs: jobs.store, routines: routines.store };
+  const appServices = appServicesEarly;
+  const startedAt = Date.now();
   let stopping: Promise<void> | undefined;
   let ops: OpsServer | undefined;
   const stop = async (reason: string) => {
@@ -251,7 +262,17 @@ export async function createApp(options: AppOptions): Promise<App> {
       await registry.start();
       // Up before the channels connect: /readyz says what is still missing.
       // The HTTP server and its metrics library load only when a port is set.
-      if (config.http.port !== undefined) ops = await (await import('./http/server.js')).startOpsServer({ host: config.http.host, port: config.http.port, runtime, services: built(), jobs: jobs.store, deployment, store, log });
+      if (config.http.port !== undefined) {
+        const served = webConsole?.serve({
+          runtime,
+          routineScheduler: routines.scheduler,
+          startedAt,
+          ...(options.consoleTraces ?? traces ? { traces: options.consoleTraces ?? traces } : {}),
+          ...(options.consoleAssetsDir ? { assetsDir: options.consoleAssetsDir } : {}),
+        });
+        ops = await (await import('./http/server.js')).startOpsServer({ host: config.http.host, port: config.http.port, runtime, services: built(), jobs: jobs.store, deployment, store, log, ...(served ? { console: served } : {}) });
+        webConsole?.listening(baseUrlOf(config.http.host, ops.port));
+      }
       await runtime.start();
     },
     stop(reason = 'stopped') {
@@ -259,6 +280,12 @@ export async function createApp(options: AppOptions): Promise<App> {
       return stopping;
     },
   };
+}
+
+/** The URL people open to reach the endpoint at `host:port` (a wildcard host is reached as localhost). */
+function baseUrlOf(host: string, port: number): string {
+  const shown = host === '0.0.0.0' || host === '::' || host === '' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${shown}:${port}`;
 }
 
 /** The recorder of traces, loaded only when something reads them. */

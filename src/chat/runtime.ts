@@ -4,7 +4,7 @@
  * presses) or the command handler (control path, never behind a turn). It ends
  * on shutdown or when every channel stream has ended; nothing else ends it.
  */
-import type { Channel, ChatInfo, CommandSpec, InboundEvent, InboundMessage } from '../channels/types.js';
+import type { Channel, ChatInfo, CommandSpec, InboundCommand, InboundEvent, InboundMessage } from '../channels/types.js';
 import { acknowledge, qualifiedUserId, threadKeyOf } from '../channels/types.js';
 import type { Deployment, ThreadHost } from '../deployment/types.js';
 import { ApprovalFlow, type ResumeWork } from '../engine/approval-flow.js';
@@ -223,6 +223,15 @@ export class Runtime {
       startedChannels: [...this.started],
       stopping: Boolean(this.stopping),
     };
+  }
+
+  /**
+   * Runs a command event as if a channel had delivered it (the console's
+   * changes): the same checks of who may, the same rules, and the answer
+   * through the event's `respond`.
+   */
+  runCommand(event: InboundCommand): Promise<void> {
+    return this.commands.handle(event);
   }
 
   /**

@@ -10,7 +10,7 @@ import { PINCER_VERSION } from '../version.js';
 export async function runCommandLine(argv: string[], start: () => Promise<void>): Promise<void> {
   const program = new Command('pincer')
     .description('A self-hosted AI agent for Telegram, Discord, Slack and the terminal.')
-    .usage('[start|doctor|init] [options]')
+    .usage('[start|doctor|init|console-link] [options]')
     .version(PINCER_VERSION, '-v, --version', 'print the version')
     .helpOption('-h, --help', 'show this help')
     .showHelpAfterError('(run pincer --help for the commands)')
@@ -23,7 +23,7 @@ Start with \`pincer init\`, check with \`pincer doctor\`, run with \`pincer\`.`,
     );
 
   program.argument('[command]').action(async (command: string | undefined) => {
-    if (command) program.error(`pincer: unknown command '${command}' (the commands are start, doctor and init)`, { exitCode: 64 });
+    if (command) program.error(`pincer: unknown command '${command}' (the commands are start, doctor, init and console-link)`, { exitCode: 64 });
     await start();
   });
   program.command('start').description('run the bot (what `pincer` alone does)').action(start);
@@ -35,6 +35,14 @@ Start with \`pincer init\`, check with \`pincer doctor\`, run with \`pincer\`.`,
     .action(async (options: { modelCalls: boolean }) => {
       const { runDoctor } = await import('./doctor.js');
       process.exitCode = await runDoctor({ modelCalls: options.modelCalls });
+    });
+
+  program
+    .command('console-link')
+    .description('print a one-time sign-in link to the web console for the owner (the bot must be running here, with console.enabled and PINCER_HTTP_PORT)')
+    .action(async () => {
+      const { printConsoleLink } = await import('./console-link.js');
+      process.exitCode = await printConsoleLink();
     });
 
   program

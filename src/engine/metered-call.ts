@@ -10,7 +10,7 @@
  */
 import { LlmError, UsageLimitError } from '../errors.js';
 import { estimateCost } from '../llm/pricing.js';
-import type { LlmProvider, LlmRequest, LlmResponse } from '../llm/types.js';
+import { imagesSent, type LlmProvider, type LlmRequest, type LlmResponse } from '../llm/types.js';
 import type { CostBooking } from './budget.js';
 import type { AgentEventMap } from './events.js';
 import { cleanResponse } from './reasoning.js';
@@ -55,7 +55,8 @@ export async function meteredCall(services: MeterServices, provider: LlmProvider
   }
   try {
     // In the ledger before the booking ends: a check in between sees the cost at least once.
-    await services.usage.record(meter.userId, response, { job: Boolean(meter.job) });
+    const images = request.messages.reduce((sum, message) => sum + imagesSent(message), 0);
+    await services.usage.record(meter.userId, response, { job: Boolean(meter.job), ...(images ? { images } : {}) });
   } finally {
     if (booking) await services.budget.settle(booking, response.costUsd).catch((cause: unknown) => services.log.warn({ err: cause, thread: meter.thread }, 'a model call\'s cost booking was not settled; it lapses on its own'));
   }

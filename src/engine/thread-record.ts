@@ -37,6 +37,8 @@ export const UsageTotalsSchema = z.object({
   cachedTokens: z.number(),
   costUsd: z.number(),
   calls: z.number(),
+  /** Images sent to the model with the calls (each estimated at IMAGE_TOKEN_ESTIMATE input tokens). */
+  images: z.number().optional(),
 });
 /** Tokens and dollars spent. */
 export type UsageTotals = z.infer<typeof UsageTotalsSchema>;

@@ -2,7 +2,7 @@
  * Usage accounting: tokens and cost per user per day and in total per day, and
  * the per-user daily cost ceiling.
  */
-import type { LlmResponse } from '../llm/types.js';
+import { IMAGE_TOKEN_ESTIMATE, type LlmResponse } from '../llm/types.js';
 import type { Namespace, Store } from '../store/store.js';
 import { UsageTotalsSchema, zeroUsage, type UsageTotals } from './history.js';
 
@@ -12,7 +12,8 @@ export function dayOf(time: number): string {
 }
 
 /** Adds one response's usage to totals (in place) and returns them. */
-export function addUsage(totals: UsageTotals, response: LlmResponse): UsageTotals {
+export function addUsage(totals: UsageTotals, response: LlmResponse, images = 0): UsageTotals {
+  if (images) totals.images = (totals.images ?? 0) + images;
   totals.inputTokens += response.usage.inputTokens;
   totals.outputTokens += response.usage.outputTokens;
   totals.cachedTokens += response.usage.cachedTokens;
@@ -60,14 +61,14 @@ export class UsageLedger {
   }
 
   /** Records one model call for a user (qualified id); a background job's call is also counted apart. */
-  async record(userId: string, response: LlmResponse, options: { job?: boolean } = {}): Promise<void> {
+  async record(userId: string, response: LlmResponse, options: { job?: boolean; images?: number } = {}): Promise<void> {
     const day = dayOf(this.now());
     const keys = [`user:${userId}:${day}`, `total:${day}`, ...(options.job ? [`jobs:${userId}:${day}`] : [])];
     for (const key of keys) {
       // Kept in memory from the read to the change: an eviction in between would lose it.
       this.inUse.set(key, (this.inUse.get(key) ?? 0) + 1);
       try {
-        addUsage(await this.totals(key), response);
+        addUsage(await this.totals(key), response, options.images);
         this.dirty.add(key);
       } finally {
         const left = this.inUse.get(key)! - 1;
@@ -95,6 +96,11 @@ export class UsageLedger {
   /** Everyone's usage today. */
   totalToday(): Promise<UsageTotals> {
     return this.current(`total:${dayOf(this.now())}`);
+  }
+
+  /** Everyone's usage on `day` (`YYYY-MM-DD`, as {@link dayOf} names it): the console's chart of the last days. */
+  totalOn(day: string): Promise<UsageTotals> {
+    return this.current(`total:${day}`);
   }
 
   /**
@@ -181,7 +187,9 @@ export class UsageLedger {
 
 /** `a + sign * b`, field by field. */
 function combine(a: UsageTotals, b: UsageTotals, sign: 1 | -1): UsageTotals {
+  const images = (a.images ?? 0) + sign * (b.images ?? 0);
   return {
+    ...(images ? { images } : {}),
     inputTokens: a.inputTokens + sign * b.inputTokens,
     outputTokens: a.outputTokens + sign * b.outputTokens,
     cachedTokens: a.cachedTokens + sign * b.cachedTokens,
@@ -191,7 +199,7 @@ function combine(a: UsageTotals, b: UsageTotals, sign: 1 | -1): UsageTotals {
 }
 
 function isZero(totals: UsageTotals): boolean {
-  return !totals.inputTokens && !totals.outputTokens && !totals.cachedTokens && !totals.costUsd && !totals.calls;
+  return !totals.inputTokens && !totals.outputTokens && !totals.cachedTokens && !totals.costUsd && !totals.calls && !totals.images;
 }
 
 /** Formats totals for people: `1,234 in / 567 out tokens, $0.0123`. */
@@ -199,5 +207,6 @@ export function formatUsage(totals: UsageTotals, options: { priceUnknown?: boole
   const cached = totals.cachedTokens ? ` (${totals.cachedTokens.toLocaleString('en-US')} cached)` : '';
   // A model without a price costs 0 in the ledger: say so rather than show $0.0000.
   const cost = options.priceUnknown ? (totals.costUsd > 0 ? `$${totals.costUsd.toFixed(4)} plus calls of unpriced models` : 'price unknown') : `$${totals.costUsd.toFixed(4)}`;
-  return `${totals.inputTokens.toLocaleString('en-US')} in${cached} / ${totals.outputTokens.toLocaleString('en-US')} out tokens, ${cost} over ${totals.calls} model call${totals.calls === 1 ? '' : 's'}`;
+  const images = totals.images ? ` (with ${totals.images} image${totals.images === 1 ? '' : 's'}, about ${(totals.images * IMAGE_TOKEN_ESTIMATE).toLocaleString('en-US')} of the tokens in)` : '';
+  return `${totals.inputTokens.toLocaleString('en-US')} in${cached} / ${totals.outputTokens.toLocaleString('en-US')} out tokens${images}, ${cost} over ${totals.calls} model call${totals.calls === 1 ? '' : 's'}`;
 }

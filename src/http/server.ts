@@ -6,6 +6,7 @@
  * - `GET /readyz`: 200 when the store answers and every configured channel
  *   started and is receiving (its `health()`); 503 with the reasons otherwise
  *   (and while stopping).
+ * - `/console/...`: the web console (section 18, src/http/console/), when on.
  * - `GET /metrics`: Prometheus text (prom-client) of the agent's events: turns
  *   and their duration, model requests with errors, latency, tokens and cost,
  *   tool calls by tool (a name no registered tool has counts as `unknown`) and
@@ -13,7 +14,7 @@
  *   messages, active threads, jobs by state, attached files by kind and outcome; with several instances on Redis,
  *   the shared inboxes' depth and open threads.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { z } from 'zod';
@@ -182,6 +183,8 @@ export async function startOpsServer(options: {
   deployment: Pick<Deployment, 'backlog'>;
   store: Store;
   log: Logger;
+  /** The web console under `/console` (section 18), when it is on. */
+  console?: { handle(request: IncomingMessage, response: ServerResponse): Promise<boolean>; close(): void };
 }): Promise<OpsServer> {
   const backlog = options.deployment.backlog?.bind(options.deployment);
   const metrics = createMetrics(options.services, options.runtime, { jobs: options.jobs, ...(backlog ? { backlog } : {}) });
@@ -192,6 +195,10 @@ export async function startOpsServer(options: {
       response.writeHead(status, { 'content-type': type });
       response.end(body);
     };
+    if (options.console && (path === '/console' || path?.startsWith('/console/'))) {
+      void options.console.handle(request, response);
+      return;
+    }
     if (request.method !== 'GET') return send(405, 'only GET\n');
     if (path === '/healthz') return send(200, 'ok\n');
     if (path === '/readyz') {
@@ -220,6 +227,7 @@ export async function startOpsServer(options: {
     port,
     close: () =>
       new Promise<void>((resolve) => {
+        options.console?.close();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { textReply, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { startAppRig } from '../support/app-rig.js';
-import { UsageLedger } from '../../src/engine/usage.js';
+import { formatUsage, UsageLedger } from '../../src/engine/usage.js';
 import { Store } from '../../src/store/store.js';
 import { testDm } from '../support/test-channel.js';
 
@@ -84,6 +84,19 @@ describe('usage', () => {
     expect((await other.userToday('test:ann')).calls).toBe(3);
     expect((await first.userToday('test:ann')).calls).toBe(3);
     expect((await other.totalToday()).costUsd).toBeCloseTo(0.75, 10);
+  });
+
+  it('counts the images sent with the calls, added up across two instances', async () => {
+    const store = await openStore();
+    const first = new UsageLedger(store);
+    const other = new UsageLedger(store);
+    await first.record('test:ann', callCosting(0), { images: 2 });
+    await other.record('test:ann', callCosting(0), { images: 1 });
+    await other.record('test:ann', callCosting(0));
+    await Promise.all([first.flush(), other.flush()]);
+    const total = await new UsageLedger(store).userToday('test:ann');
+    expect(total).toMatchObject({ calls: 3, images: 3 });
+    expect(formatUsage(total)).toBe('30 in / 3 out tokens (with 3 images, about 3,000 of the tokens in), $0.0000 over 3 model calls');
   });
 
   it('keeps only a bounded number of written totals in memory, and reads an evicted one back exactly', async () => {

@@ -59,6 +59,16 @@ async function freePort(): Promise<number> {
 
 /** Starts the built product with `config`, waits until it runs, ends it, and returns the packages it loaded. */
 async function packagesLoaded(llm: FakeLlm, config: string, env: Record<string, string> = {}): Promise<Set<string>> {
+  return packagesIn(await modulesLoaded(llm, config, env));
+}
+
+/** The modules of the console (dist/http/console/) among the loaded module URLs. */
+function consoleModulesIn(urls: string[]): string[] {
+  return urls.filter((url) => /\/dist\/http\/console\//.test(url));
+}
+
+/** Starts the built product with `config`, waits until it runs, ends it, and returns the URLs of the modules it loaded. */
+async function modulesLoaded(llm: FakeLlm, config: string, env: Record<string, string> = {}): Promise<string[]> {
   const dir = tempDir();
   const trace = join(dir, 'modules.txt');
   const configFile = join(dir, 'pincer.yaml');
@@ -77,7 +87,7 @@ async function packagesLoaded(llm: FakeLlm, config: string, env: Record<string, 
   pincer.child.stdin!.end();
   const exit = await pincer.waitForExit();
   expect(exit.code, pincer.output()).toBe(0);
-  return packagesIn(readFileSync(trace, 'utf8').split('\n'));
+  return readFileSync(trace, 'utf8').split('\n');
 }
 
 describe('what a start loads', () => {
@@ -109,5 +119,14 @@ describe('what a start loads', () => {
     const loaded = await packagesLoaded(llm, 'terminal:\n  enabled: on\nhttp:\n  host: 127.0.0.1\n', { PINCER_HTTP_PORT: String(await freePort()) });
     expect(loaded).toContain('prom-client');
     expect(loaded).not.toContain('@modelcontextprotocol/sdk');
+  }, 30_000);
+
+  it('loads none of the console with a port set but console.enabled off, and the console once it is on', async () => {
+    const off = await modulesLoaded(llm, 'terminal:\n  enabled: on\nhttp:\n  host: 127.0.0.1\n', { PINCER_HTTP_PORT: String(await freePort()) });
+    expect(consoleModulesIn(off)).toEqual([]);
+    const on = await modulesLoaded(llm, 'terminal:\n  enabled: on\nhttp:\n  host: 127.0.0.1\nconsole:\n  enabled: true\n', { PINCER_HTTP_PORT: String(await freePort()) });
+    expect(consoleModulesIn(on).length).toBeGreaterThan(3);
+    // The page's libraries are bundled files the bot serves, never modules it loads.
+    expect(packagesIn(on)).not.toContain('preact');
   }, 30_000);
 });

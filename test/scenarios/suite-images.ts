@@ -67,6 +67,9 @@ export function defineImageScenarios(driver: ScenarioDriver, suite: ImageSuiteCo
       const stored = JSON.stringify((await h.app.services.history.get(h.inbound.at(-1)!))?.messages);
       expect(stored).toContain(`"images":[{"path":"attachments/${savedName(h.llm.requests[image!.request]!)}","mimeType":"image/jpeg","turn":1}]`);
       expect(stored).not.toContain('base64');
+      // /usage counts the image the model was sent.
+      await h.driver.sendCommand(dm, alice, 'usage');
+      await waitForMessage(h, dm, /Your usage today: [\d,]+ in \/ [\d,]+ out tokens \(with 1 image, about 1,000 of the tokens in\)/);
     });
 
     itNeeds([noFiles], 'the same to a model that does not see: one line says so, and the question is answered', async () => {

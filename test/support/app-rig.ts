@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createApp, type App } from '../../src/app.js';
+import { createApp, type App, type AppOptions } from '../../src/app.js';
 import { parseConfig } from '../../src/config/load.js';
 import type { ConfigInput } from '../../src/config/schema.js';
 import type { ToolSource } from '../../src/tools/source.js';
@@ -35,6 +35,8 @@ export interface AppRigOptions {
   responder?: FakeResponder;
   tools?: Tool[];
   toolSources?: ToolSource[];
+  /** Further options of the app (the console's traces and bundle). */
+  app?: Pick<AppOptions, 'consoleTraces' | 'consoleAssetsDir'>;
 }
 
 /** The user messages since the model's last answer, in order. */
@@ -67,7 +69,7 @@ export async function startAppRig(options: AppRigOptions = {}): Promise<AppRig> 
     agent: { shutdownTimeoutMs: 3_000, ...overrides.agent },
   });
   const build = async (): Promise<App> => {
-    const app = await createApp({ config, tools: options.tools ?? [], toolSources: options.toolSources ?? [], channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
+    const app = await createApp({ ...options.app, config, tools: options.tools ?? [], toolSources: options.toolSources ?? [], channels: [{ name: 'test', create: (deps) => platform.createChannel(deps) }] });
     await app.start();
     return app;
   };

@@ -206,9 +206,9 @@ export class TestChannel implements Channel {
     this.platform.changed();
   }
 
-  /** Whether `userId` is in the platform's admin set (in any chat). */
-  async isAdmin(_chat: ChatInfo, userId: string): Promise<boolean> {
-    return this.platform.admins.has(userId);
+  /** Whether `userId` is in the platform's admin set (in any chat), or an admin of this chat alone. */
+  async isAdmin(chat: ChatInfo, userId: string): Promise<boolean> {
+    return this.platform.admins.has(userId) || Boolean(this.platform.chatAdmins.get(chat.chatId)?.has(userId));
   }
 
   /** The allowlists, and whether the platform still has the person (see `platform.removed`). */

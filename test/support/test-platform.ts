@@ -103,6 +103,8 @@ export class PlatformState {
   readonly name: string;
   readonly capabilities: ChannelCapabilities;
   readonly admins: Set<string>;
+  /** User ids that `isAdmin` confirms in one chat only, by chat id. */
+  readonly chatAdmins = new Map<string, Set<string>>();
   /** Users the platform no longer has in its chats (left, removed, or taken off an allowlist). */
   readonly removed = new Set<string>();
   latencyMs: number;

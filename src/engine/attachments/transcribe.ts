@@ -6,7 +6,15 @@
  */
 import OpenAI, { APIConnectionTimeoutError, APIError, APIUserAbortError, toFile } from 'openai';
 import { PLACEHOLDER_API_KEY } from '../../llm/openai-provider.js';
-import type { TranscriptionEndpoint } from './voice.js';
+
+/** Where and how audio is transcribed. */
+export interface TranscriptionEndpoint {
+  model: string;
+  /** The endpoint; undefined: OpenAI's. */
+  baseUrl: string | undefined;
+  apiKey: string | undefined;
+  timeoutMs: number;
+}
 
 /** What the audio says, and how long it lasts when the endpoint said. */
 export interface Transcript {

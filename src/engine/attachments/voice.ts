@@ -14,16 +14,9 @@ import type { Logger } from '../../log.js';
 import type { Namespace } from '../../store/store.js';
 import type { SavedAttachment } from '../thread-record.js';
 import { saveInWorkspace } from './save.js';
-import type { Transcriber, Transcript } from './transcribe.js';
+import type { Transcriber, Transcript, TranscriptionEndpoint } from './transcribe.js';
 
-/** Where and how audio is transcribed. */
-export interface TranscriptionEndpoint {
-  model: string;
-  /** The endpoint; undefined: OpenAI's. */
-  baseUrl: string | undefined;
-  apiKey: string | undefined;
-  timeoutMs: number;
-}
+export type { TranscriptionEndpoint } from './transcribe.js';
 
 /** What became of an audio file's transcription. */
 export type TranscriptOutcome =

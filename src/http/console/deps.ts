@@ -1,0 +1,30 @@
+/**
+ * What the console reads and acts through: the application's services, its
+ * runtime (health, and commands run as the signed-in person), the store, and
+ * the traces when they are recorded.
+ */
+import type { Runtime } from '../../chat/runtime.js';
+import type { Config } from '../../config/schema.js';
+import type { AgentServices } from '../../engine/services.js';
+import type { TraceReader } from '../../engine/traces/types.js';
+import type { JobStore } from '../../jobs/job-store.js';
+import type { Logger } from '../../log.js';
+import type { RoutineStore } from '../../routines/routine.js';
+import type { RoutineScheduler } from '../../routines/scheduler.js';
+import type { Store } from '../../store/store.js';
+import type { ConversationDirectory } from './directory.js';
+
+/** See the module comment. */
+export interface ConsoleDeps {
+  config: Config;
+  services: AgentServices & { jobs: JobStore; routines: RoutineStore };
+  runtime: Pick<Runtime, 'health' | 'runCommand'>;
+  /** Describes a routine's schedule and next firing as `/routines` does. */
+  routineScheduler: Pick<RoutineScheduler, 'describe'>;
+  store: Store;
+  directory: ConversationDirectory;
+  traces?: TraceReader;
+  log: Logger;
+  /** When the process started (epoch ms), for the uptime. */
+  startedAt: number;
+}

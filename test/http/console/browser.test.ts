@@ -1,0 +1,191 @@
+/**
+ * The console in a real browser (Chromium through playwright-core) against
+ * the app built in-process over the test platform: signing in with a link
+ * received in a DM, a live turn's tool call appearing without a reload, its
+ * trace's waterfall, cancelling a job, a policy change seen by `/policy list`
+ * in chat, a used link refused, and the overview's size and load time.
+ *
+ * Skipped, with the reason in its name, when Chromium is not installed and CI
+ * is not set (on CI a missing browser fails). With PINCER_CONSOLE_SCREENSHOTS=1
+ * it writes a screenshot of each page into docs/console/.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { testDm, testGroup } from '../../support/test-channel.js';
+import { linkFor, startConsoleRig, type ConsoleRig } from './rig.js';
+import { loginModel, PASSWORD, signInTool } from './support.js';
+
+const CHROMIUM = process.env.PINCER_CHROMIUM ?? '/usr/bin/chromium';
+const available = existsSync(CHROMIUM);
+const skip = !available && !process.env.CI;
+const SHOTS = process.env.PINCER_CONSOLE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../../docs/console/', import.meta.url)) : undefined;
+
+/** Saves a screenshot of the page when screenshots are asked for. */
+async function shot(page: Page, name: string): Promise<void> {
+  if (!SHOTS) return;
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: `${SHOTS}${name}.png`, fullPage: true });
+}
+
+let browser: Browser | undefined;
+let rig: ConsoleRig | undefined;
+
+beforeAll(async () => {
+  if (!skip) browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+});
+afterAll(async () => browser?.close());
+afterEach(async () => {
+  await rig?.close();
+  rig = undefined;
+});
+
+/** The owner's DM. */
+const DM = testDm('owner');
+
+/** Sends a message in the owner's DM. */
+function say(r: ConsoleRig, text: string): void {
+  r.platform.channel.userMessage({ chat: DM, sender: { id: 'owner', name: 'Owner' }, text });
+}
+
+/** A new browser page signed in as the owner with a link from the DM; at the overview. */
+async function signedInPage(r: ConsoleRig): Promise<Page> {
+  const page = await browser!.newPage({ viewport: { width: 1200, height: 800 } });
+  page.on('pageerror', (error) => console.error('page error:', error.message));
+  page.on('console', (message) => message.type() === 'error' && console.error('page console:', message.text()));
+  await page.goto(await linkFor(r, 'owner'));
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(/\/console\/$/);
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  return page;
+}
+
+describe.skipIf(skip)(skip ? `the console in a browser (skipped: no Chromium at ${CHROMIUM}, and CI is not set)` : 'the console in a browser', () => {
+  it('signs in with a DM link, shows a new turn and its tool call live, and opens its trace', async () => {
+    const r = await startConsoleRig({ tools: [signInTool()], responder: loginModel });
+    rig = r;
+    r.app.services.events.on('turn.ended', (ended) => r.traces.recordTurn(ended.thread, 'sign_in_site'));
+    say(r, 'hello');
+    await r.platform.waitFor(() => r.platform.lastMessage(DM)?.text.startsWith('echo'), 5_000, 'the first answer');
+    await r.app.runtime.idle();
+    const page = await signedInPage(r);
+    await page.locator('.chart canvas').first().waitFor();
+    await shot(page, 'overview');
+
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByRole('link', { name: 'DM dm-owner' }).click();
+    await page.getByText('hello', { exact: true }).waitFor();
+    // A mark on the window: it is gone if the page reloads.
+    // Evaluated in the page (a string: the tests are compiled without the DOM's types).
+    await page.evaluate('window.notReloaded = true');
+    say(r, 'login example.org');
+    const call = page.locator('details.call[data-tool="sign_in_site"]');
+    await call.waitFor({ timeout: 5_000 });
+    await expect.poll(() => call.textContent(), { timeout: 5_000 }).toContain('signed in to example.org');
+    expect(await call.textContent()).toContain('[redacted]');
+    expect(await page.content()).not.toContain(PASSWORD);
+    expect(await page.evaluate('window.notReloaded')).toBe(true);
+    await page.getByRole('link', { name: /turn, response/ }).first().waitFor();
+    await shot(page, 'conversation');
+
+    await page.getByRole('link', { name: /turn, response/ }).first().click();
+    await page.getByRole('heading', { name: 'Trace of a turn' }).waitFor();
+    expect(await page.locator('.span-row').count()).toBe(4);
+    expect(await page.locator('.span-row[data-kind="tool"]').textContent()).toContain('sign_in_site');
+    await shot(page, 'trace');
+    await page.close();
+  });
+
+  it('cancels a job and changes a policy that /policy list then shows', async () => {
+    const r = await startConsoleRig({ tools: [signInTool()], responder: loginModel });
+    rig = r;
+    const job = await r.app.jobs.store.create({
+      title: 'Watch the prices',
+      goal: 'Watch the prices and tell me',
+      owner: 'test:owner',
+      ownerName: 'Owner',
+      origin: DM,
+      tools: [],
+      plan: false,
+      maxIterations: 5,
+      timeoutMs: 60_000,
+    });
+    const page = await signedInPage(r);
+    await page.getByRole('link', { name: 'Jobs and routines' }).click();
+    const row = page.locator(`tr[data-job="${job.id}"]`);
+    await row.getByRole('button', { name: 'Cancel' }).click();
+    await page.getByRole('status').waitFor();
+    await expect.poll(async () => (await r.app.jobs.store.get(job.id))?.state, { timeout: 5_000 }).toBe('cancelled');
+    await expect.poll(() => row.textContent()).toContain('cancelled');
+    await shot(page, 'jobs');
+
+    await page.getByRole('link', { name: 'Policy' }).click();
+    const tool = page.locator('table[data-scope="global"] tr[data-tool="sign_in_site"]');
+    await tool.getByRole('button', { name: 'disable' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toContain('Policy for sign_in_site set to "disable"');
+    await expect.poll(() => tool.textContent()).toContain('disable');
+    await shot(page, 'policy');
+    say(r, '/policy list');
+    const listed = await r.platform.waitFor(() => r.platform.messagesIn(DM).find((m) => m.text.startsWith('Tool policy')), 5_000, '/policy list');
+    expect(listed.text).toContain('sign_in_site: disabled (set globally)');
+    await page.close();
+  });
+
+  it('shows an admin of one group that group, not another group nor a DM', async () => {
+    const r = await startConsoleRig();
+    rig = r;
+    r.platform.chatAdmins.set('g1', new Set(['alice']));
+    for (const [chat, who] of [[testGroup('g1', 'Garden club'), 'alice'], [testGroup('g2', 'Chess club'), 'bob'], [DM, 'owner']] as const) {
+      r.platform.channel.userMessage({ chat, sender: { id: who, name: who }, text: 'hello', mentionsBot: true });
+      await r.platform.waitFor(() => r.platform.lastMessage(chat), 5_000, 'an answer');
+    }
+    await r.app.runtime.idle();
+    const page = await browser!.newPage();
+    await page.goto(await linkFor(r, 'alice'));
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByText('alice (admin)').waitFor();
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByRole('link', { name: 'Garden club' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Chess club' }).count()).toBe(0);
+    expect(await page.getByRole('link', { name: 'DM dm-owner' }).count()).toBe(0);
+    await shot(page, 'conversations-admin');
+    await page.close();
+  });
+
+  it('refuses a used link with a clear page', async () => {
+    const r = await startConsoleRig();
+    rig = r;
+    const link = await linkFor(r, 'owner');
+    const page = await browser!.newPage();
+    await page.goto(link);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    const other = await browser!.newPage();
+    await other.goto(link);
+    await other.getByRole('button', { name: 'Sign in' }).click();
+    await other.getByRole('heading', { name: 'Link not valid' }).waitFor();
+    expect(await other.textContent('body')).toContain('already used');
+    await shot(other, 'link-refused');
+    await page.close();
+    await other.close();
+  });
+
+  it('loads the overview in under 100 KB, counted by the browser', async () => {
+    const r = await startConsoleRig();
+    rig = r;
+    const context = await browser!.newContext();
+    const page = await context.newPage();
+    await page.goto(await linkFor(r, 'owner'));
+    const began = Date.now();
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('.chart canvas').first().waitFor();
+    const drawnMs = Date.now() - began;
+    // The page's own count of every response's bytes on the wire (headers and compressed bodies): the shell, the bundle, the API's JSON.
+    const bytes = Number(await page.evaluate("[...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')].reduce((sum, entry) => sum + entry.transferSize, 0)"));
+    console.error(`console overview: ${bytes} bytes transferred, drawn ${drawnMs} ms after the sign-in click`);
+    expect(bytes).toBeGreaterThan(10_000);
+    expect(bytes).toBeLessThan(100_000);
+    await context.close();
+  });
+});
