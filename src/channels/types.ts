@@ -222,6 +222,37 @@ export interface ChannelCapabilities {
    * message is about to make redundant is better left out.
    */
   editsMayRepeat?: boolean;
+  /** What a bot may upload here (see {@link Channel.sendFile}); absent on a channel that sends no files. */
+  fileLimits?: FileLimits;
+}
+
+/**
+ * Largest file the platform takes from a bot, in bytes: as a photo (shown
+ * inline as an image) and as a document (any file). Each platform's limit is a
+ * constant of its adapter.
+ */
+export interface FileLimits {
+  photoBytes: number;
+  documentBytes: number;
+}
+
+/**
+ * A workspace file to send into a conversation (`files_send`): its bytes, read
+ * once and checked against what the person approved, and how it is shown.
+ */
+export interface OutboundFile {
+  /** The file name people see. */
+  name: string;
+  /** The file's contents. */
+  bytes: Uint8Array;
+  /** The type sniffed from the bytes. */
+  mimeType: string;
+  /** `photo`: shown as an image (Telegram sendPhoto, inline elsewhere); `document`: a file to download. */
+  as: 'photo' | 'document';
+  /** A line of text shown with the file. */
+  caption?: string;
+  /** Where the file is on this machine, for a channel that shows the path instead of sending (the terminal). */
+  localPath?: string;
 }
 
 /** A small persisted key-value area an adapter may use (e.g. Telegram update ids). */
@@ -359,6 +390,15 @@ export interface Channel {
    * holds the URL it used. A channel without it cannot fetch files.
    */
   fetchAttachment?(attachment: AttachmentMeta, limits: FetchLimits): Promise<Uint8Array>;
+  /**
+   * Sends a file into the conversation, with its caption: a photo or a
+   * document (`file.as`). `options.idempotencyKey` names the send, so that a
+   * platform that can tell a repeat (Discord's nonce) does not post it twice.
+   * A file over `capabilities.fileLimits` is refused by the caller first; a
+   * refusal of the platform throws a ChannelError (`retryable` for 429 and
+   * 5xx). A channel without it sends no files.
+   */
+  sendFile?(chat: ChatAddress, file: OutboundFile, options?: Pick<SendOptions, 'replyTo' | 'idempotencyKey'>): Promise<SentMessage>;
 }
 
 /** The thread key of a chat: `channel:chat[:sub]`. */

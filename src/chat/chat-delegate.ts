@@ -16,6 +16,8 @@ import { repairHistory } from '../engine/history-repair.js';
 import { checkClaims, claimsCorrection } from '../engine/guards/claims.js';
 import type { LoopFinding } from '../engine/guards/loop-detector.js';
 import { settleBatch } from '../engine/settle-batch.js';
+import { fileOutlet } from '../engine/file-outlet.js';
+import { addressOf } from '../engine/delivery.js';
 import { LAST_TOOL_ROUND_NOTICE, loopStoppedMessage, roundsExhaustedMessage } from '../engine/guards/notices.js';
 import { filesWrittenThisTurn } from '../engine/guards/turn-writes.js';
 import type { ThreadRecord } from '../engine/history.js';
@@ -98,9 +100,22 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
       channel: chat.channel,
       scope: chat.scope,
       approval: { kind: 'chat', chatKind: chat.kind },
+      ...this.outlet(),
       signal: abort.signal,
       log: this.services.log,
     };
+  }
+
+  /**
+   * Where files_send sends: this chat, each file named for the turn and what
+   * it is. The turn's id stays the same through its approvals and a
+   * restart's resumption, and is new for each turn people start.
+   */
+  private outlet(): Pick<ToolContext, 'outlet'> {
+    const { chat, record } = this.turn;
+    const turn = `${record.key}:${record.turnId ?? record.turns}`;
+    const outlet = fileOutlet(this.services.outbox, addressOf(chat), turn, this.services.config.attachments.maxBytes, this.turn.replyTo);
+    return outlet ? { outlet } : {};
   }
 
   isStopped(): boolean {

@@ -3,6 +3,7 @@
  * approval) to the final message the person sees. Every outcome ends with a
  * message: the answer, a short honest note, or an approval prompt.
  */
+import { randomUUID } from 'node:crypto';
 import type { InboundMessage } from '../channels/types.js';
 import { UsageLimitError } from '../errors.js';
 import { failureMessage } from '../engine/failures.js';
@@ -77,6 +78,7 @@ export class TurnEngine {
         current.inbox = current.inbox.filter((queued) => !read.has(queued.id));
         current.groupContext = [];
         current.turns += 1;
+        current.turnId = randomUUID();
         current.turn = open;
       },
     );

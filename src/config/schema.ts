@@ -120,7 +120,7 @@ export const RoutinesConfigSchema = z.strictObject({
 
 /** Files people attach to messages (SPEC section 17): downloaded when the turn runs, within these limits. */
 export const AttachmentsConfigSchema = z.strictObject({
-  /** The largest file taken, in bytes (Telegram lets bots download at most 20 MB whatever this says). */
+  /** The largest file taken, in bytes (Telegram lets bots download at most 20 MB whatever this says); also the largest `files_send` sends. */
   maxBytes: z.number().int().min(1).default(20 * 1024 * 1024),
   /** All the files of one message together, in bytes. */
   maxBytesPerMessage: z.number().int().min(1).default(50 * 1024 * 1024),

@@ -39,6 +39,8 @@ export class DeliveryLog {
   private readonly records: Namespace<Record<string, string>>;
   /** Platform ids of each named message that went out whole. */
   private readonly done: Namespace<string[]>;
+  /** Named sends (a file) whose platform call has started and not ended: a crash leaves them so. */
+  private readonly begun: Namespace<number>;
   /** Answers with a record in the store, so that forgetting the others costs nothing. */
   private readonly recorded = new Set<string>();
 
@@ -48,6 +50,41 @@ export class DeliveryLog {
   ) {
     this.records = store.namespace('delivered', SentSchema);
     this.done = store.namespace('delivered-whole', z.array(z.string()));
+    this.begun = store.namespace('delivery-begun', z.number());
+  }
+
+  /**
+   * Puts on record that the send named `key` is about to reach the platform,
+   * for a send that cannot be told apart from a repeat afterwards (a file).
+   * False when the record could not be written.
+   */
+  async begin(key: string): Promise<boolean> {
+    try {
+      await this.begun.set(key, Date.now(), KEPT_MS);
+      return true;
+    } catch (error) {
+      this.log.warn({ err: error }, 'the start of a send not put on record');
+      return false;
+    }
+  }
+
+  /** Whether a send named `key` started and neither ended nor failed (a crash cut it short); a store that cannot say counts as not. */
+  async interrupted(key: string): Promise<boolean> {
+    try {
+      return (await this.begun.get(key)) !== undefined;
+    } catch (error) {
+      this.log.warn({ err: error }, 'whether a send was cut short not read');
+      return false;
+    }
+  }
+
+  /** The send named `key` ended (sent, or refused): its start is no longer on record. */
+  async ended(key: string): Promise<void> {
+    try {
+      await this.begun.delete(key);
+    } catch (error) {
+      this.log.warn({ err: error }, 'the start of a send not dropped; it expires');
+    }
   }
 
   /** The platform ids of the message named `key` if it went out whole (see {@link complete}); a store that cannot say counts as not. */

@@ -18,7 +18,7 @@ export interface AgentEventMap {
   /** An inbound event reached the agent (before any limit or access check of the agent). */
   'message.in': { channel: string; thread: string; type: 'message' | 'command' | 'approval' };
   /** Something was sent or edited on a platform; `ok` false once every attempt failed. */
-  'message.out': { channel: string; thread: string; type: 'send' | 'edit' | 'approval' | 'resolve'; ok: boolean; durationMs: number };
+  'message.out': { channel: string; thread: string; type: 'send' | 'edit' | 'approval' | 'resolve' | 'file'; ok: boolean; durationMs: number };
   /** A thread's unit of work began. */
   'turn.started': { thread: string; userId: string; cause: TurnCause };
   /** It ended; `iterations` counts the model calls of the loop. */

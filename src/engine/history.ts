@@ -112,6 +112,7 @@ export class ThreadHistory {
         current.messages = record.messages;
         current.usage = record.usage;
         current.turns = record.turns;
+        if (record.turnId) current.turnId = record.turnId;
         current.lastIteration = record.lastIteration;
         if (record.turn) current.turn = record.turn;
         else delete current.turn;

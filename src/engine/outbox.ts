@@ -5,16 +5,29 @@
  * goes on from the part that failed; a named answer's parts are put on record
  * as they go, so that sending it again after a crash skips them (deliveries.ts).
  */
-import { threadKeyOf, type ApprovalOutcome, type ApprovalPrompt, type Channel, type ChatAddress, type SendOptions, type SentMessage } from '../channels/types.js';
+import { threadKeyOf, type ApprovalOutcome, type ApprovalPrompt, type Channel, type ChatAddress, type OutboundFile, type SendOptions, type SentMessage } from '../channels/types.js';
+import { ChannelError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { memoryLedger, type DeliveryLog } from './deliveries.js';
 import type { AgentEventMap, AgentEvents } from './events.js';
+
+/** How a file send ended (see Outbox.sendFile); the tools' FileSendOutcome. */
+export type FileDelivery = { ok: true; before: boolean } | { ok: false; reason: 'refused' | 'failed' | 'uncertain'; detail: string };
+
+/** A platform's refusal in a few words for the model, without the channel's name in front. */
+function detailOf(error: unknown, channel: string): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.startsWith(`${channel}: `) ? message.slice(channel.length + 2) : message;
+}
 
 /** Retry schedule of outbound calls, after the adapter's own retries. */
 const RETRY_DELAYS_MS = [500, 2_000, 5_000];
 
 /** Sends through channels with redaction and retries. */
 export class Outbox {
+  /** Files being sent now, by name. */
+  private readonly filesGoing = new Map<string, Promise<FileDelivery>>();
+
   constructor(
     private readonly channels: ReadonlyMap<string, Channel>,
     /** Removes secrets from text that leaves the process. */
@@ -55,6 +68,59 @@ export class Outbox {
     const sent = await this.send(chat, text, { ...options, idempotencyKey: name, parts });
     if (sent) await this.deliveries?.complete(name, sent.ids);
     return sent;
+  }
+
+  /**
+   * Sends a file once under `name` (`file:<thread>:<turn>:<hash>`): nothing is
+   * posted when it went out before; a send that started and never ended (the
+   * process died during the platform call) is not tried again, since the
+   * platform may have it (`uncertain`). Its start is on record before the
+   * platform call and its end after; the adapter's retries (429, 5xx,
+   * connection errors) happen in between. The caption is redacted.
+   */
+  async sendFile(chat: ChatAddress, file: OutboundFile, name: string, options: Pick<SendOptions, 'replyTo'> = {}): Promise<FileDelivery> {
+    // The same name sent again while it is going out (two calls of one batch) waits for it and posts nothing.
+    const going = this.filesGoing.get(name);
+    if (going) return going.then((delivery) => (delivery.ok ? { ok: true, before: true } : delivery));
+    const sending = this.sendFileOnce(chat, file, name, options);
+    this.filesGoing.set(name, sending);
+    try {
+      return await sending;
+    } finally {
+      this.filesGoing.delete(name);
+    }
+  }
+
+  private async sendFileOnce(chat: ChatAddress, file: OutboundFile, name: string, options: Pick<SendOptions, 'replyTo'>): Promise<FileDelivery> {
+    const channel = this.channelOf(chat);
+    if (!channel?.sendFile) return { ok: false, reason: 'refused', detail: `${chat.channel} cannot send files` };
+    if (await this.deliveries?.completed(name)) {
+      this.log.info({ channel: chat.channel }, 'a file went out before; not sending it again');
+      return { ok: true, before: true };
+    }
+    if (await this.deliveries?.interrupted(name)) {
+      this.log.warn({ channel: chat.channel }, 'sending a file was cut short by a restart; not sending it again');
+      return { ok: false, reason: 'uncertain', detail: 'an earlier attempt was cut short' };
+    }
+    await this.deliveries?.begin(name);
+    const shown = file.caption === undefined ? file : { ...file, caption: this.redact(file.caption) };
+    const started = Date.now();
+    let sent: SentMessage;
+    try {
+      sent = await channel.sendFile(chat, shown, { ...options, idempotencyKey: name });
+    } catch (error) {
+      // The platform said no, or could not be reached after the adapter's retries: this attempt is over.
+      await this.deliveries?.ended(name);
+      this.events?.emit('message.out', { channel: chat.channel, thread: threadKeyOf(chat), type: 'file', ok: false, durationMs: Date.now() - started });
+      this.log.warn({ err: error, channel: chat.channel }, 'file not sent');
+      const retryable = error instanceof ChannelError && error.retryable;
+      // The error may quote a URL with the bot's token (Telegram's): it reaches the model redacted.
+      return { ok: false, reason: retryable ? 'failed' : 'refused', detail: this.redact(detailOf(error, chat.channel)) };
+    }
+    await this.deliveries?.complete(name, sent.ids);
+    await this.deliveries?.ended(name);
+    this.events?.emit('message.out', { channel: chat.channel, thread: threadKeyOf(chat), type: 'file', ok: true, durationMs: Date.now() - started });
+    return { ok: true, before: false };
   }
 
   /** Drops the record of a named answer's sent parts (its turn is closed on record). */

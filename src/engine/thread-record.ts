@@ -132,6 +132,12 @@ export const ThreadRecordSchema = z.object({
   groupContext: z.array(GroupLineSchema),
   usage: UsageTotalsSchema,
   turns: z.number(),
+  /**
+   * A random id of the turn people's messages started last, kept through its
+   * approvals and a restart's resumption: what the turn sends (a file) is
+   * named by it, so that a resumed turn does not send it twice.
+   */
+  turnId: z.string().optional(),
   lastIteration: z.number(),
   updatedAt: z.number(),
   inbox: z.array(QueuedMessageSchema).default([]),

@@ -176,12 +176,19 @@ class CallRunner implements PipelineCore {
     // Nobody should be asked to approve a call that cannot run.
     const validation = validateParams(call.name, entry.tool.parameters, params);
     if (!validation.ok) return this.fail(trace, 'error', validation.error);
+    let pinned: Params | undefined;
     if (entry.tool.precheck) {
       try {
-        await entry.tool.precheck(validation.params, ctx);
+        pinned = ((await entry.tool.precheck(validation.params, ctx)) ?? undefined) as Params | undefined;
       } catch (error) {
         return this.fail(trace, 'rejected', failureMessage(call.name, error));
       }
+    }
+    if (!granted && pinned) {
+      // The person is asked about the call as the precheck pinned it, and it runs as shown.
+      const shown = { ...call, arguments: JSON.stringify(pinned) };
+      const approval = approvalRequest(entry.tool, pinned, pinned, decision.allowAlways, this.deps.redactor);
+      return this.finish({ ...trace, call: shown }, 'needs_approval', '', { approval });
     }
     if (!granted) {
       const approval = approvalRequest(entry.tool, params, validation.params, decision.allowAlways, this.deps.redactor);

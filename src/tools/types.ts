@@ -58,8 +58,49 @@ export interface ToolContext {
    * call uses its user's own workspace.
    */
   conversation?: { channel: string; chatId: string; kind: ChatKind };
+  /** The conversation's outlet for files (`files_send`); absent where nothing can be sent (a background job). */
+  outlet?: FileOutlet;
   signal: AbortSignal;
   log: Logger;
+}
+
+/** A file a tool sends into the conversation: its bytes as read and checked, and how it is shown. */
+export interface FileToSend {
+  name: string;
+  bytes: Uint8Array;
+  /** The type sniffed from the bytes. */
+  mimeType: string;
+  /** `photo`: shown as an image; `document`: a file to download. */
+  as: 'photo' | 'document';
+  caption?: string;
+  /** Its real path, for a channel that shows where the file is instead of sending it (the terminal). */
+  localPath?: string;
+}
+
+/** How a send through a {@link FileOutlet} ended. */
+export type FileSendOutcome =
+  /** Sent now; `before`: it had gone out already (a rerun of the turn), and was not sent again. */
+  | { ok: true; before: boolean }
+  /**
+   * Not sent: `refused` by the platform (too big, a bad file), `failed` after
+   * the retries, or `uncertain`: an attempt was cut short (a restart) after
+   * which the platform may have it, so it is not sent again.
+   */
+  | { ok: false; reason: 'refused' | 'failed' | 'uncertain'; detail: string };
+
+/**
+ * Where a tool's file goes: the conversation the call was made in. Sends
+ * deliver once under a name (the tool's key of what it sends).
+ */
+export interface FileOutlet {
+  /** The channel's name (`telegram`), for messages. */
+  channel: string;
+  /** The largest photo and document the platform takes; undefined when it shows the file's path instead of sending it. */
+  limits?: { photoBytes: number; documentBytes: number };
+  /** The largest file read to be sent (`attachments.maxBytes`), whatever the platform takes. */
+  maxBytes: number;
+  /** Sends `file` once under `key` (the same key again, in this turn, sends nothing). */
+  send(file: FileToSend, key: string): Promise<FileSendOutcome>;
 }
 
 /**
@@ -92,9 +133,11 @@ export interface Tool<P extends z.ZodType = z.ZodType> {
   /**
    * A free check of a call that needs approval, run before anyone is asked:
    * throw ToolError to refuse it outright (nobody should approve a call that
-   * would be refused anyway). `execute` must still check for itself.
+   * would be refused anyway). `execute` must still check for itself. It may
+   * return the arguments to ask about and, once approved, to run with (pinned:
+   * `files_send` adds the size and hash of the file the person is shown).
    */
-  precheck?(params: z.infer<P>, ctx: ToolContext): Promise<void>;
+  precheck?(params: z.infer<P>, ctx: ToolContext): Promise<void | z.infer<P>>;
   /**
    * For a tool that hands tools to background work: the tool names the call
    * grants, with `*` spelled out and duplicates removed; throws ToolError for

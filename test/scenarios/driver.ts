@@ -64,6 +64,17 @@ export interface ScenarioFile {
   photo?: { width: number; height: number };
 }
 
+/** A file the bot sent into a chat, as the fake platform received it. */
+export interface SentFile {
+  name: string;
+  size: number;
+  /** SHA-256 of the bytes received, hex. */
+  sha256: string;
+  caption?: string;
+  /** How the platform shows it: `photo`, an image shown inline (Telegram sendPhoto; an image attachment elsewhere), or `document`. */
+  shownAs: 'photo' | 'document';
+}
+
 /**
  * Drives one channel's fake platform server. `users[0]` is an owner of the bot
  * (listed in config owners) and an admin of the group; `users[1]` and `users[2]`
@@ -117,6 +128,13 @@ export interface ScenarioDriver {
   sendCommand(chat: ScenarioChat, user: ScenarioUser, name: string, args?: string): Promise<void>;
   /** A user presses a button of an approval prompt. */
   pressApproval(chat: ScenarioChat, user: ScenarioUser, approval: SeenApproval, action: PromptAction): Promise<void>;
+  /** Files the bot sent into the chat (its topic or thread), oldest first. Absent: the channel uploads no files. */
+  sentFiles?(chat: ScenarioChat): SentFile[];
+  /**
+   * The platform answers the next upload of a `kind` of file with a failure:
+   * `too-large` (413), or `rate-limited` (429 with a retry time of 1 s, then it takes it).
+   */
+  failNextUpload?(failure: 'too-large' | 'rate-limited', kind: 'photo' | 'document'): void;
   /** Every message the bot has shown in the chat (not prompts, not private notices), oldest first. */
   messages(chat: ScenarioChat): BotMessage[];
   /** Every approval prompt shown in the chat, oldest first. */

@@ -11,6 +11,7 @@ import { STALE_BUTTON, threadKeyOf } from '../../src/channels/types.js';
 import { minimalPdf } from '../support/pdf.js';
 import { NO_SUCH_TOOL_ANSWER } from './brain.js';
 import { defineImageScenarios } from './suite-images.js';
+import { defineSendScenarios } from './suite-send.js';
 import type { ScenarioChat, ScenarioDriver, ScenarioUser } from './driver.js';
 import { startHarness, waitFor, waitForApproval, waitForMessage, waitForResolved, type Harness, type HarnessOptions } from './harness.js';
 import { defineVoiceScenarios } from './suite-voice.js';
@@ -70,6 +71,8 @@ export function defineScenarioSuite(createDriver: () => ScenarioDriver): void {
   const groups = [driver.noGroups];
   const twoPeople = [driver.singleUser];
   const latePresses = [driver.noLatePresses];
+
+  defineSendScenarios(driver);
 
   describe(`scenarios on ${driver.name}: conversations`, () => {
     it('answers a DM using a tool', async () => {

@@ -30,6 +30,7 @@ import type {
   ChatAddress,
   ChatInfo,
   InboundEvent,
+  OutboundFile,
   SendOptions,
   SentMessage,
 } from '../types.js';
@@ -44,7 +45,7 @@ import { gatewayHealth } from './health.js';
 import { toInboundMessage } from './inbound.js';
 import { routeInteraction, type InteractionContext } from './interactions.js';
 import { resolveDiscordOptions, type DiscordChannelOptions, type ResolvedDiscordOptions } from './options.js';
-import { DiscordOutbound } from './outbound.js';
+import { DISCORD_FILE_LIMITS, DiscordOutbound } from './outbound.js';
 import { DISCORD_MESSAGE_LIMIT, renderParts } from './render.js';
 import { InteractionResponder } from './responder.js';
 import { applicationIdOf, shardCountOf } from './rest-login.js';
@@ -57,6 +58,7 @@ export const DISCORD_CAPABILITIES: ChannelCapabilities = {
   minEditIntervalMs: 1_000,
   // The typing indicator lasts ten seconds.
   typingIntervalMs: 8_000,
+  fileLimits: DISCORD_FILE_LIMITS,
 };
 
 /**
@@ -169,6 +171,11 @@ export class DiscordChannel implements Channel {
   /** Rewrites the prompt with its outcome and removes the buttons. */
   async resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
     await this.outbound.edit(message, renderParts(approvalResolvedText(prompt, outcome)), { lastComponents: [] });
+  }
+
+  /** Sends a file as a message with it attached; an image shows inline. */
+  sendFile(chat: ChatAddress, file: OutboundFile, options: Pick<SendOptions, 'replyTo' | 'idempotencyKey'> = {}): Promise<SentMessage> {
+    return this.outbound.sendFile(chat, file, options);
   }
 
   /** Administrator or Manage Server in the chat's guild; false in DMs. */

@@ -14,9 +14,16 @@ import type {
 import { ChannelError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import { editParts, sendParts, ShownParts, type PartOperations, type PartPosition } from '../multipart.js';
-import type { ChatAddress, PartLedger, SentMessage } from '../types.js';
+import type { ChatAddress, FileLimits, OutboundFile, PartLedger, SentMessage } from '../types.js';
 import { toChannelError } from './errors.js';
 import { EMPTY_TEXT } from './render.js';
+
+/**
+ * What a bot may upload in one message: 10 MB, Discord's limit for servers
+ * without boosts and for DMs (boosted servers take more, but a bot cannot tell
+ * the limit of every channel before it sends, so the smallest one holds).
+ */
+export const DISCORD_FILE_LIMITS: FileLimits = { photoBytes: 10 * 1024 * 1024, documentBytes: 10 * 1024 * 1024 };
 
 /** Rows of buttons under a message. */
 export type ButtonRows = APIActionRowComponent<APIComponentInMessageActionRow>[];
@@ -58,6 +65,24 @@ export class DiscordOutbound {
   async edit(message: SentMessage, parts: readonly string[], options: PartOptions = {}): Promise<SentMessage> {
     const ops = this.partsIn(message.chat, await this.channelOf(message.chat), { lastComponents: options.lastComponents });
     return { chat: addressOf(message.chat), ids: await editParts(message.ids, parts, ops) };
+  }
+
+  /**
+   * Sends a file as a message with it attached (multipart `files[0]` and
+   * `payload_json`): Discord shows an image inline, any other file as a
+   * download. Its caption is the message text; `idempotencyKey` gives the
+   * nonce, so that Discord drops a repeated send of the same file.
+   */
+  async sendFile(chat: ChatAddress, file: OutboundFile, options: Pick<PartOptions, 'replyTo' | 'idempotencyKey'> = {}): Promise<SentMessage> {
+    const channel = await this.channelOf(chat);
+    const create: MessageCreateOptions = {
+      files: [{ attachment: Buffer.from(file.bytes), name: file.name }],
+      allowedMentions: { parse: [], repliedUser: false },
+    };
+    if (file.caption) create.content = file.caption;
+    if (options.replyTo) create.reply = { messageReference: options.replyTo, failIfNotExists: false };
+    if (options.idempotencyKey) Object.assign(create, { nonce: nonceOf(options.idempotencyKey, 0), enforceNonce: true });
+    return { chat: addressOf(chat), ids: [await this.create(channel, chat, create)] };
   }
 
   /** Shows "pincer is typing…" for about ten seconds. */

@@ -26,6 +26,7 @@ import type {
   ChatAddress,
   ChatInfo,
   InboundEvent,
+  OutboundFile,
   SendOptions,
   SentMessage,
 } from '../types.js';
@@ -40,7 +41,7 @@ import { FollowedThreads } from './followed-threads.js';
 import { MessageIntake, type IntakeDeps } from './inbound.js';
 import { registerListeners } from './listeners.js';
 import { resolveSlackOptions, type ResolvedSlackOptions, type SlackChannelOptions } from './options.js';
-import { SlackOutbound } from './outbound.js';
+import { SLACK_FILE_LIMITS, SlackOutbound } from './outbound.js';
 
 export type { SlackChannelOptions } from './options.js';
 import { SlashCommandIntake } from './slash-command.js';
@@ -58,6 +59,7 @@ const CAPABILITIES: ChannelCapabilities = {
   minEditIntervalMs: 1_200,
   // Slack has no typing indicator for bots outside assistant threads; the agent shows status by message.
   typingIntervalMs: 0,
+  fileLimits: SLACK_FILE_LIMITS,
 };
 
 /**
@@ -190,6 +192,11 @@ export class SlackChannel implements Channel {
   /** Rewrites the prompt to its outcome, without the buttons. */
   resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
     return this.outbound.resolveApproval(message, prompt, outcome);
+  }
+
+  /** Shares a file into the conversation (files.uploadV2), in its thread when it has one. */
+  sendFile(chat: ChatAddress, file: OutboundFile): Promise<SentMessage> {
+    return this.outbound.sendFile(chat, file);
   }
 
   /** Workspace admins and owners (from users.info, cached five minutes); nobody in a DM. */

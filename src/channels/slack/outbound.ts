@@ -7,13 +7,16 @@
 import { approvalPromptText, approvalResolvedText } from '../approval-text.js';
 import { editParts, sendParts, ShownParts, type PartOperations } from '../multipart.js';
 import type { Logger } from '../../log.js';
-import type { ApprovalOutcome, ApprovalPrompt, ChatAddress, SendOptions, SentMessage } from '../types.js';
+import type { ApprovalOutcome, ApprovalPrompt, ChatAddress, FileLimits, OutboundFile, SendOptions, SentMessage } from '../types.js';
 import { approvalActionsBlock, BLANK, sectionBlock } from './blocks.js';
 import { SLACK } from './chat.js';
 import { mrkdwnParts } from './format.js';
 import { markdownToMrkdwn } from './render.js';
 import { toChannelError } from './errors.js';
 import type { SlackWebApi } from './web-api.js';
+
+/** What a bot may upload: 1 GB, the files API's limit (pincer's own `attachments.maxBytes` is usually the lower bound). */
+export const SLACK_FILE_LIMITS: FileLimits = { photoBytes: 1024 * 1024 * 1024, documentBytes: 1024 * 1024 * 1024 };
 
 /** Posts and edits the bot's messages. */
 export class SlackOutbound {
@@ -49,6 +52,22 @@ export class SlackOutbound {
   async edit(message: SentMessage, markdown: string): Promise<SentMessage> {
     const address = addressOf(message.chat);
     return { chat: address, ids: await editParts(message.ids, mrkdwnParts(markdown), this.partsIn(address)) };
+  }
+
+  /**
+   * Shares a file into the conversation (its thread kept) with its caption as
+   * the comment; Slack previews an image inline. The id is the file's.
+   */
+  async sendFile(chat: ChatAddress, file: OutboundFile): Promise<SentMessage> {
+    const address = addressOf(chat);
+    const id = await this.api.uploadFile({
+      channel: address.chatId,
+      name: file.name,
+      bytes: file.bytes,
+      ...(address.subId ? { threadTs: address.subId } : {}),
+      ...(file.caption ? { comment: markdownToMrkdwn(file.caption) } : {}),
+    });
+    return { chat: address, ids: [id] };
   }
 
   /** Posts an approval prompt: its text and the Approve / Always allow / Deny buttons. */

@@ -129,6 +129,21 @@ export class SlackWebApi {
     return parts;
   }
 
+  /**
+   * `files.uploadV2`: files.getUploadURLExternal, the bytes posted to the URL
+   * it gives, then files.completeUploadExternal sharing the file into the
+   * channel (and thread) with its comment. Returns the file's id.
+   */
+  async uploadFile(upload: { channel: string; threadTs?: string; name: string; bytes: Uint8Array; comment?: string }): Promise<string> {
+    const base = { channel_id: upload.channel, file: Buffer.from(upload.bytes), filename: upload.name, title: upload.name, ...(upload.comment ? { initial_comment: upload.comment } : {}) };
+    const args: webApi.FilesUploadV2Arguments = upload.threadTs ? { ...base, thread_ts: upload.threadTs } : base;
+    const result = await this.call('files.uploadV2', () => this.client.files.uploadV2(args));
+    const completed = (result as { files?: { files?: { id?: string }[] }[] }).files ?? [];
+    const id = completed[0]?.files?.[0]?.id;
+    if (!id) throw new ChannelError('slack', 'files.completeUploadExternal named no file');
+    return id;
+  }
+
   /** `chat.update` of one message: its text and its blocks (an empty list removes them). */
   async update(channel: string, ts: string, text: string, blocks: SlackBlock[]): Promise<void> {
     await this.call('chat.update', () => this.client.chat.update({ channel, ts, text, blocks }));

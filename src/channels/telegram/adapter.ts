@@ -28,6 +28,7 @@ import type {
   ChatAddress,
   ChatInfo,
   InboundEvent,
+  OutboundFile,
   SendOptions,
   SentMessage,
 } from '../types.js';
@@ -43,6 +44,7 @@ import type { BotIdentity } from './inbound.js';
 import { resolveOptions, type ResolvedTelegramOptions, type TelegramChannelOptions } from './options.js';
 import { POSTING_METHODS, TelegramOutbound } from './outbound.js';
 import { SentTrail } from './sent-trail.js';
+import { sendTelegramFile, TELEGRAM_FILE_LIMITS } from './uploads.js';
 import { TELEGRAM_MESSAGE_LIMIT } from './parts.js';
 import { PollingDuty } from './polling-duty.js';
 import { ALLOWED_UPDATES } from './poller.js';
@@ -74,6 +76,7 @@ export class TelegramChannel implements Channel {
     maxMessageLength: TELEGRAM_MESSAGE_LIMIT,
     minEditIntervalMs: MIN_EDIT_INTERVAL_MS,
     typingIntervalMs: TYPING_INTERVAL_MS,
+    fileLimits: TELEGRAM_FILE_LIMITS,
   };
 
   private readonly options: ResolvedTelegramOptions;
@@ -202,6 +205,11 @@ export class TelegramChannel implements Channel {
   /** Rewrites the prompt with its outcome and removes the buttons. */
   async resolveApproval(message: SentMessage, prompt: ApprovalPrompt, outcome: ApprovalOutcome): Promise<void> {
     await this.outbound.edit(message, approvalResolvedText(prompt, outcome), { replyMarkup: NO_KEYBOARD });
+  }
+
+  /** Sends a file: an image as a photo, anything else as a document (see uploads.ts). */
+  sendFile(chat: ChatAddress, file: OutboundFile, options?: Pick<SendOptions, 'replyTo'>): Promise<SentMessage> {
+    return sendTelegramFile(this.bot.api, this.log, chat, file, options?.replyTo);
   }
 
   /** Group creator or administrator (cached for a minute); false in DMs. */

@@ -16,6 +16,7 @@ import { describeError, isAbsentMessage, isMissingMessage, isNetworkFailure, isN
 import { renderParts, type MessagePart } from './parts.js';
 import { networkPause, type NetworkRetryOptions } from './retry.js';
 import type { SentTrail } from './sent-trail.js';
+import { UPLOAD_METHODS } from './uploads.js';
 
 /** Answers rarely gain from a preview card under every link. */
 const NO_PREVIEW: LinkPreviewOptions = { is_disabled: true };
@@ -63,7 +64,7 @@ export interface OutboundDeps {
 }
 
 /** The methods whose network failures {@link TelegramOutbound} retries itself, once it has looked for the post. */
-export const POSTING_METHODS: ReadonlySet<string> = new Set(['sendMessage']);
+export const POSTING_METHODS: ReadonlySet<string> = new Set(['sendMessage', ...UPLOAD_METHODS]);
 
 /** The bot's outgoing messages. */
 export class TelegramOutbound {

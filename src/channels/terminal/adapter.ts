@@ -20,6 +20,7 @@ import type {
   ChatAddress,
   ChatInfo,
   InboundEvent,
+  OutboundFile,
   Reply,
   Sender,
   SentMessage,
@@ -118,6 +119,14 @@ export class TerminalChannel implements Channel {
   async send(chat: ChatAddress, text: string): Promise<SentMessage> {
     assertLocal(chat);
     return this.outbound.send(text);
+  }
+
+  /** Nothing is uploaded at a terminal: where the file is, and its size, are printed instead (with its caption). */
+  async sendFile(chat: ChatAddress, file: OutboundFile): Promise<SentMessage> {
+    assertLocal(chat);
+    const where = file.localPath ?? file.name;
+    const line = `📎 ${file.name} (${sizeText(file.bytes.byteLength)}): ${where}`;
+    return this.outbound.send(file.caption ? `${file.caption}\n${line}` : line);
   }
 
   /** Prints the new tail of an extended message; otherwise redraws it in place on a TTY, or prints it again. */
@@ -268,3 +277,9 @@ export class TerminalChannel implements Channel {
 
 /** `Omit` applied to each member of a union, so the event type stays discriminated. */
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** A size for people: `812 bytes`, `14.2 KB`, `3.1 MB`. */
+function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+}

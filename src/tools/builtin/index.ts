@@ -10,6 +10,7 @@ import type { Tool } from '../types.js';
 import { calculatorTool } from './calculator.js';
 import { filesListTool } from './files-list.js';
 import { filesReadTool } from './files-read.js';
+import { filesSendTool } from './files-send.js';
 import { filesWriteTool } from './files-write.js';
 import { httpFetchTool } from './http-fetch.js';
 import type { ResolveHost } from './lib/address-policy.js';
@@ -103,6 +104,7 @@ export function builtinTools(config: BuiltinToolsConfig, deps: BuiltinToolDeps):
     filesListTool(workspaces),
     filesReadTool(workspaces),
     filesWriteTool(workspaces),
+    filesSendTool(workspaces),
   ] as Tool[];
   if (config.tools.shell.enabled) tools.push(shellTool({ ...config.tools.shell, workspaces }) as Tool);
   return tools;

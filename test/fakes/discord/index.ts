@@ -14,12 +14,12 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeGateway, type IdentifyRecord } from './gateway.js';
 import { channelJson, guildCreateJson, interactionJson, messageJson } from './payloads.js';
-import { FakeRest, type QueuedFailure, type RecordedRequest } from './rest.js';
+import { FakeRest, type QueuedFailure, type RecordedRequest, type UploadRecord } from './rest.js';
 import { World, type FakeChannel, type FakeGuild, type FakeInteraction, type FakeUser, type StoredMessage } from './world.js';
 
 export type { FakeChannel, FakeGuild, FakeInteraction, FakeUser, StoredMessage } from './world.js';
 export { shardOf } from './world.js';
-export type { RecordedRequest } from './rest.js';
+export type { RecordedRequest, UploadRecord } from './rest.js';
 
 /** A user's message to inject. */
 export interface UserMessageOptions {
@@ -70,6 +70,8 @@ export interface FakeDiscord {
   /** A guild text channel that exists from the start. */
   readonly general: FakeChannel;
   readonly requests: RecordedRequest[];
+  /** Files the bot sent with messages (name, size, hash, caption). */
+  readonly uploads: UploadRecord[];
   readonly identifies: IdentifyRecord[];
   /** Number of successful RESUMEs. */
   readonly resumes: number;
@@ -122,7 +124,7 @@ export interface FakeDiscord {
    * default with a 429; with `afterHandling`, it is carried out and only its
    * response is lost.
    */
-  failNext(method: string, path: string | RegExp, options?: { status?: number; retryAfter?: number; afterHandling?: boolean }): void;
+  failNext(method: string, path: string | RegExp, options?: { status?: number; retryAfter?: number; afterHandling?: boolean; withFiles?: boolean }): void;
   /** Polls `check` until it returns a truthy value. */
   waitFor<T>(check: () => T | undefined | null | false, timeoutMs?: number): Promise<T>;
   /** Lets every attachment URL handed out so far expire (the CDN answers 404); `POST /attachments/refresh-urls` gives new ones. */
@@ -221,6 +223,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     },
     general,
     requests: rest.requests,
+    uploads: rest.uploads,
     identifies: gateway.identifies,
     get resumes() {
       return gateway.resumes;
@@ -298,6 +301,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         status: failure.status ?? 429,
         retryAfter: failure.retryAfter ?? 1,
         afterHandling: failure.afterHandling ?? false,
+        ...(failure.withFiles ? { withFiles: true } : {}),
       };
       rest.failures.push(queued);
     },

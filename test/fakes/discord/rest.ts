@@ -5,7 +5,9 @@
  * request matching a route. Interactions must be acknowledged within 3 s and
  * only once, as on Discord.
  */
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { parseMultipart, type FormPart } from '../http/multipart.js';
 import type { FakeGateway } from './gateway.js';
 import { channelJson, guildCreateJson, memberJson, messageJson, userJson } from './payloads.js';
 import type { FakeInteraction, StoredMessage, World } from './world.js';
@@ -23,6 +25,25 @@ export interface RecordedRequest {
   at: number;
 }
 
+/** One file the bot sent with a message (multipart `files[n]`), for assertions. */
+export interface UploadRecord {
+  channelId: string;
+  messageId: string;
+  /** The part's file name. */
+  name: string;
+  size: number;
+  /** SHA-256 of the bytes, hex. */
+  sha256: string;
+  /** The part's type (discord.js sniffs it from the bytes); an `image/*` shows inline. */
+  contentType?: string;
+  /** The message's text sent with it (`payload_json` content). */
+  caption?: string;
+  nonce?: string;
+}
+
+/** Discord's upload limit for a bot without a boosted server: 10 MB per message. */
+const UPLOAD_LIMIT = 10 * 1024 * 1024;
+
 /** A failure to return instead of handling the next matching request. */
 export interface QueuedFailure {
   method: string;
@@ -32,6 +53,8 @@ export interface QueuedFailure {
   retryAfter: number;
   /** Handle the request first, then answer with the failure (a response lost on the way back). */
   afterHandling: boolean;
+  /** Only a request that uploads files (multipart `files[n]`) matches. */
+  withFiles?: boolean;
 }
 
 interface Call {
@@ -39,6 +62,8 @@ interface Call {
   path: string;
   query: URLSearchParams;
   body: Json | undefined;
+  /** The `files[n]` parts of a multipart request. */
+  files: FormPart[];
   authorized: boolean;
 }
 
@@ -60,6 +85,8 @@ const GATEWAY_MESSAGE_CONTENT_LIMITED = 1 << 19;
 export class FakeRest {
   readonly requests: RecordedRequest[] = [];
   readonly failures: QueuedFailure[] = [];
+  /** Files sent with messages (multipart), in order. */
+  readonly uploads: UploadRecord[] = [];
   /** Registered commands: `global`, or a guild id. */
   readonly commands = new Map<string, Json[]>();
   private readonly routes: [string, RegExp, Handler][];
@@ -77,7 +104,7 @@ export class FakeRest {
       ['GET', /^\/applications\/@me$/, () => ok({ id: world.applicationId, name: 'pincer', bot: userJson(world.bot), flags: this.applicationFlags() })],
       ['POST', /^\/users\/@me\/channels$/, (call) => ok(channelJson(world, world.dmChannel(String(call.body?.recipient_id))))],
       ['GET', /^\/channels\/(\d+)$/, (_, [id]) => this.getChannel(id!)],
-      ['POST', /^\/channels\/(\d+)\/messages$/, (call, [id]) => this.createMessage(id!, call.body ?? {})],
+      ['POST', /^\/channels\/(\d+)\/messages$/, (call, [id]) => this.createMessage(id!, call.body ?? {}, call.files)],
       ['GET', /^\/channels\/(\d+)\/messages\/(\d+)$/, (_, [, id]) => this.getMessage(id!)],
       ['PATCH', /^\/channels\/(\d+)\/messages\/(\d+)$/, (call, [, id]) => this.editBotMessage(id!, call.body ?? {})],
       ['DELETE', /^\/channels\/(\d+)\/messages\/(\d+)$/, (_, [, id]) => this.deleteBotMessage(id!)],
@@ -111,7 +138,7 @@ export class FakeRest {
       method: request.method ?? 'GET',
       path,
       query: url.searchParams,
-      body: await readJson(request),
+      ...(await readBody(request)),
       authorized: request.headers.authorization === `Bot ${this.world.token}`,
     };
     const failure = this.takeFailure(call);
@@ -136,7 +163,10 @@ export class FakeRest {
 
   private takeFailure(call: Call): QueuedFailure | undefined {
     const index = this.failures.findIndex(
-      (failure) => failure.method === call.method && (typeof failure.path === 'string' ? failure.path === call.path : failure.path.test(call.path)),
+      (failure) =>
+        failure.method === call.method &&
+        (typeof failure.path === 'string' ? failure.path === call.path : failure.path.test(call.path)) &&
+        (!failure.withFiles || call.files.length > 0),
     );
     return index < 0 ? undefined : this.failures.splice(index, 1)[0];
   }
@@ -157,7 +187,7 @@ export class FakeRest {
     return message && !message.deleted ? ok(messageJson(this.world, message)) : unknownMessage();
   }
 
-  private createMessage(channelId: string, body: Json): Result {
+  private createMessage(channelId: string, body: Json, files: FormPart[] = []): Result {
     if (!this.world.channel(channelId)) return unknownChannel();
     const nonce = body.nonce === undefined ? undefined : String(body.nonce);
     if (nonce && body.enforce_nonce) {
@@ -165,7 +195,8 @@ export class FakeRest {
       if (earlier) return ok(messageJson(this.world, earlier));
     }
     const content = String(body.content ?? '');
-    if (!content.trim() && !Array.isArray(body.components)) return { status: 400, body: { message: 'Cannot send an empty message', code: 50006 } };
+    if (files.reduce((total, file) => total + file.data.length, 0) > UPLOAD_LIMIT) return { status: 413, body: { message: 'Request entity too large', code: 40005 } };
+    if (!content.trim() && !Array.isArray(body.components) && !files.length) return { status: 400, body: { message: 'Cannot send an empty message', code: 50006 } };
     if (content.length > 2000) return tooLong();
     const replyTo = (body.message_reference as Json | undefined)?.message_id;
     const message = this.world.addMessage({
@@ -176,8 +207,20 @@ export class FakeRest {
       nonce,
       replyToId: replyTo === undefined ? undefined : String(replyTo),
     });
+    if (files.length) message.attachments = files.map((file, index) => this.recordUpload(message.id, channelId, file, index, content, nonce));
     this.gateway.dispatch('MESSAGE_CREATE', messageJson(this.world, message, true));
     return ok(messageJson(this.world, message));
+  }
+
+  /** Records a file of a new message; its attachment object as Discord returns it. */
+  private recordUpload(messageId: string, channelId: string, file: FormPart, index: number, content: string, nonce: string | undefined): Json {
+    const sha256 = createHash('sha256').update(file.data).digest('hex');
+    const name = file.filename ?? `file${index}`;
+    const type = file.contentType ? { contentType: file.contentType } : {};
+    this.uploads.push({ channelId, messageId, name, size: file.data.length, sha256, ...type, ...(content ? { caption: content } : {}), ...(nonce ? { nonce } : {}) });
+    const id = this.world.nextId();
+    const url = `https://cdn.discordapp.com/attachments/${channelId}/${id}/${encodeURIComponent(name)}`;
+    return { id, filename: name, size: file.data.length, url, proxy_url: url, ...(file.contentType ? { content_type: file.contentType } : {}) };
   }
 
   private editBotMessage(id: string, body: Json): Result {
@@ -313,6 +356,7 @@ function tooLong(): Result {
 
 function failureResult(failure: QueuedFailure): Result {
   if (failure.status === 429) return rateLimited(failure.retryAfter);
+  if (failure.status === 413) return { status: 413, body: { message: 'Request entity too large', code: 40005 } };
   return { status: failure.status, body: { message: 'Bad Gateway', code: 0 } };
 }
 
@@ -332,10 +376,25 @@ function rateLimited(retryAfter: number): Result {
   };
 }
 
-async function readJson(request: IncomingMessage): Promise<Json | undefined> {
+/**
+ * The request's JSON body, or for multipart (a message with files, as
+ * discord.js sends it) the `payload_json` part as the body and the
+ * `files[n]` parts as its files.
+ */
+async function readBody(request: IncomingMessage): Promise<{ body: Json | undefined; files: FormPart[] }> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
+  const raw = Buffer.concat(chunks);
+  const type = request.headers['content-type'] ?? '';
+  if (type.includes('multipart/form-data')) {
+    const parts = parseMultipart(raw, type);
+    const payload = parts.find((part) => part.name === 'payload_json');
+    return { body: payload ? parseJson(payload.data.toString('utf8')) : undefined, files: parts.filter((part) => /^files\[\d+\]$/.test(part.name)) };
+  }
+  return { body: parseJson(raw.toString('utf8')), files: [] };
+}
+
+function parseJson(text: string): Json | undefined {
   if (!text) return undefined;
   try {
     return JSON.parse(text) as Json;

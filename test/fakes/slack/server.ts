@@ -8,6 +8,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SharedFiles, type SharedFileInput } from './files.js';
+import { FileUploads } from './uploads.js';
 import { blockActionsEnvelope, eventEnvelope, slashCommandEnvelope, type Envelope } from './envelopes.js';
 import { httpBodyOf, postSigned } from './signing.js';
 import { SocketModeHub, type SocketDelivery } from './socket-mode.js';
@@ -66,6 +67,8 @@ export class FakeSlack {
   readonly hub: SocketModeHub;
   /** Files people shared, served at their `url_private`. */
   readonly files: SharedFiles;
+  /** Files the bot shared (files.uploadV2), and failures of the upload URL to inject. */
+  readonly uploads = new FileUploads(() => this.baseUrl);
   private readonly server: Server;
   private readonly failures = new Map<string, InjectedFailure[]>();
   private readonly responseUrls = new Map<string, { user: string; channel: string }>();
@@ -292,6 +295,7 @@ export class FakeSlack {
   private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.baseUrl);
     if (req.method === 'GET' && this.files.serve(url.pathname, req, res)) return;
+    if (req.method === 'POST' && url.pathname.startsWith('/upload/')) return this.uploads.receive(url.pathname.slice(8), req, res);
     const raw = await readBody(req);
     if (req.method === 'POST' && url.pathname.startsWith('/api/')) return this.api(url.pathname.slice(5), req, raw, res);
     if (req.method === 'POST' && url.pathname.startsWith('/respond/')) return this.respond(url.pathname.slice(9), raw, res);
@@ -319,6 +323,7 @@ export class FakeSlack {
   }
 
   private run(method: string, params: Params): Params {
+    if (this.uploads.handles(method)) return this.scopes.includes('files:write') ? this.uploads.call(method, params) : { ok: false, error: 'missing_scope', needed: 'files:write' };
     return callMethod(method, this.workspace, params, {
       socketUrl: () => `ws://127.0.0.1:${this.port}/socket-mode?ticket=${this.hub.issueTicket()}`,
       onBotMessage: (message) => this.echoBotMessage(message),

@@ -14,6 +14,7 @@ export type {
   InjectedFailure,
   SentRecord,
   SentUserMessage,
+  UploadRecord,
   UserMessageInput,
 } from './server.js';
 export { parseTelegramHtml } from './html.js';

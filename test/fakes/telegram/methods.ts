@@ -9,6 +9,7 @@ import { ApiFailure } from './failure.js';
 import type { UpdateFeed } from './feed.js';
 import type { FileStore } from './files.js';
 import { parseTelegramHtml } from './html.js';
+import { sendDocument, sendPhoto, type UploadRecord } from './uploads.js';
 
 /** One sendMessage or editMessageText the fake accepted. */
 export interface SentRecord {
@@ -65,6 +66,8 @@ export interface MethodContext {
   chatActions: ChatActionRecord[];
   commands: CommandsRecord[];
   files: FileStore;
+  /** Files the bot uploaded (sendPhoto, sendDocument). */
+  uploads: UploadRecord[];
   /** Registers what to do when the client gives up on this request. */
   onAbort(cancel: () => void): void;
 }
@@ -92,6 +95,8 @@ export const METHODS: Record<string, Handler> = {
     return true;
   },
   sendMessage,
+  sendPhoto,
+  sendDocument,
   editMessageText,
   deleteMessage: (payload, { store }) => {
     const state = store.botMessage(String(payload.chat_id), Number(payload.message_id));

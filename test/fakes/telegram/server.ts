@@ -9,16 +9,19 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Chat, Message, MessageEntity, Update, User, UserFromGetMe } from 'grammy/types';
+import { parseMultipart } from '../http/multipart.js';
 import { ChatStore, messageOf, type BotMessageState } from './chats.js';
 import { entitiesFor } from './entities.js';
 import { FileStore, type FileInput } from './files.js';
 import { ApiFailure, type InjectedFailure } from './failure.js';
 import { UpdateFeed, type WebhookDelivery, type WebhookRegistration } from './feed.js';
+import type { UploadRecord } from './uploads.js';
 import { METHODS, type CallbackAnswerRecord, type ChatActionRecord, type CommandsRecord, type MethodContext, type PressRecord, type SentRecord } from './methods.js';
 
 export type { BotMessageState } from './chats.js';
 export type { InjectedFailure } from './failure.js';
 export type { DownloadFailure, FileInput } from './files.js';
+export type { UploadRecord } from './uploads.js';
 export type { CallbackAnswerRecord, ChatActionRecord, CommandsRecord, SentRecord } from './methods.js';
 
 /** A user message to inject. */
@@ -99,6 +102,8 @@ export class FakeTelegram {
   readonly calls: CallRecord[] = [];
   /** The files people sent, served by getFile and `/file/bot<token>/<path>`. */
   readonly files = new FileStore();
+  /** The files the bot sent (sendPhoto, sendDocument), with their names, sizes, hashes and captions. */
+  readonly uploads: UploadRecord[] = [];
   private readonly store = new ChatStore();
   private readonly feed = new UpdateFeed();
   private readonly presses = new Map<string, PressRecord>();
@@ -294,6 +299,7 @@ export class FakeTelegram {
       chatActions: this.chatActions,
       commands: this.commands,
       files: this.files,
+      uploads: this.uploads,
       onAbort: (cancel) => res.once('close', cancel),
     };
   }
@@ -350,9 +356,15 @@ async function readPayload(req: IncomingMessage): Promise<Record<string, unknown
   if (body.length === 0) return {};
   const type = req.headers['content-type'] ?? '';
   if (type.includes('json')) return JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-  const form = await new Request('http://fake.invalid/', { method: 'POST', headers: { 'content-type': type }, body }).formData();
   const payload: Record<string, unknown> = {};
-  for (const [key, value] of form.entries()) payload[key] = typeof value === 'string' ? parseField(value) : value;
+  if (type.includes('multipart/form-data')) {
+    // A file part becomes a File, as Telegram reads an upload; other parts are fields.
+    for (const part of parseMultipart(body, type)) {
+      payload[part.name] = part.filename !== undefined ? new File([part.data], part.filename, { type: part.contentType ?? '' }) : parseField(part.data.toString('utf8'));
+    }
+    return payload;
+  }
+  for (const [key, value] of new URLSearchParams(body.toString('utf8'))) payload[key] = parseField(value);
   return payload;
 }
 

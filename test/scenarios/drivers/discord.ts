@@ -142,6 +142,11 @@ export function createDiscordDriver(): DiscordDriver {
           text: readable(message.content),
           actions: buttonIds(message.components).flatMap((id) => decodeApprovalPayload(id)?.action ?? []),
         })),
+    sentFiles: (chat) =>
+      fake()
+        .uploads.filter((upload) => upload.channelId === chat.id)
+        .map(({ name, size, sha256, caption, contentType }) => ({ name, size, sha256, ...(caption ? { caption } : {}), shownAs: contentType?.startsWith('image/') ? 'photo' : 'document' })),
+    failNextUpload: (failure) => fake().failNext('POST', /^\/channels\/\d+\/messages$/, { status: failure === 'too-large' ? 413 : 429, retryAfter: 1, withFiles: true }),
     privateNotices: (user) =>
       fake()
         .ephemeralFor(user.id)

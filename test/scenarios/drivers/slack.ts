@@ -130,6 +130,15 @@ export function createSlackDriver(): SlackDriver {
         .botMessages(chat.id)
         .filter((message) => message.hadApprovalButtons)
         .map((message) => ({ messageId: message.ts, text: readableText(messageText(message)), actions: currentActions(message) })),
+    sentFiles: (chat) =>
+      fake()
+        .uploads.completed.filter((upload) => upload.channel === chat.id && (!chat.subId || upload.threadTs === chat.subId))
+        .map(({ name, size, sha256, caption, filetype }) => ({ name, size, sha256, ...(caption ? { caption } : {}), shownAs: ['png', 'jpg', 'gif', 'webp'].includes(filetype) ? 'photo' : 'document' })),
+    // A 413 is left out: Slack takes up to 1 GB, above attachments.maxBytes, and its client retries HTTP errors of the upload URL.
+    failNextUpload: (failure) => {
+      if (failure === 'rate-limited') fake().failNext('files.getUploadURLExternal', { status: 429, retryAfter: 1 });
+      else fake().uploads.failNextUpload(413);
+    },
     privateNotices: (user) =>
       fake()
         .workspace.notices.filter((notice) => notice.user === user.id)

@@ -137,6 +137,15 @@ export function createTelegramDriver(): TelegramDriver {
           text: message.plainText,
           actions: approvalActions(message.replyMarkup),
         })),
+    sentFiles: (chat) =>
+      fake()
+        .uploads.filter((upload) => upload.chatId === chat.id && upload.threadId === (chat.subId ? Number(chat.subId) : undefined))
+        .map(({ name, size, sha256, caption, method }) => ({ name, size, sha256, ...(caption ? { caption } : {}), shownAs: method === 'sendPhoto' ? 'photo' : 'document' })),
+    failNextUpload: (failure, kind) =>
+      fake().failNext(
+        kind === 'photo' ? 'sendPhoto' : 'sendDocument',
+        failure === 'too-large' ? { error_code: 413, description: 'Request Entity Too Large' } : { error_code: 429, description: 'Too Many Requests: retry after 1', retry_after: 1 },
+      ),
     privateNotices: (user) =>
       fake()
         .callbackAnswers.filter((answer) => answer.userId === user.id && answer.text)

@@ -32,6 +32,7 @@ describe('builtinTools', () => {
       ['files_list', 'never', true],
       ['files_read', 'never', true],
       ['files_write', 'unlessAutoApproved', false],
+      ['files_send', 'unlessAutoApproved', false],
     ]);
     const enabled = ConfigSchema.parse({ tools: { shell: { enabled: true } } });
     expect(builtinTools(enabled, { store }).map((t) => t.name)).toContain('shell');
@@ -40,7 +41,7 @@ describe('builtinTools', () => {
   it('registers cleanly: names and schemas are accepted by the registry', () => {
     const registry = createToolRegistry();
     for (const tool of builtinTools(ConfigSchema.parse({ tools: { shell: { enabled: true } } }), { store })) registry.register(tool);
-    expect(registry.names()).toHaveLength(9);
+    expect(registry.names()).toHaveLength(10);
   });
 
   it('puts the workspace under the data folder unless tools.workspaceDir is set', () => {
