@@ -25,6 +25,12 @@ export const SLACK_BOT_SCOPES = [
   'commands',
 ] as const;
 
+/** The scopes of the file features, and what their absence turns off (a warning: the bot runs without them). */
+export const SLACK_FILE_SCOPES = {
+  'files:read': 'files people attach cannot be downloaded',
+  'files:write': 'files_send cannot share files',
+} as const;
+
 /** Application flags saying the Message Content intent is on (verified bots, and bots in under 100 servers). */
 const DISCORD_MESSAGE_CONTENT_FLAGS = (1 << 18) | (1 << 19);
 
@@ -158,15 +164,14 @@ async function slackAppToken(base: string, appToken: string | undefined): Promis
 
 function slackScopes(header: string | null): CheckResult {
   const name = 'slack scopes';
-  if (header === null) return { name, status: 'warn', detail: 'Slack did not say which scopes the token has', fix: `make sure the app has ${SLACK_BOT_SCOPES.join(', ')}` };
+  if (header === null) return { name, status: 'warn', detail: 'Slack did not say which scopes the token has', fix: `make sure the app has ${[...SLACK_BOT_SCOPES, ...Object.keys(SLACK_FILE_SCOPES)].join(', ')}` };
   const granted = new Set(header.split(',').map((scope) => scope.trim()));
   const missing = SLACK_BOT_SCOPES.filter((scope) => !granted.has(scope));
-  if (missing.length === 0) return pass(name, 'every scope pincer needs');
-  return fail(
-    name,
-    `missing ${missing.join(', ')}`,
-    'add them under OAuth & Permissions, Bot Token Scopes (or paste config/slack-app-manifest.yaml), then reinstall the app to the workspace',
-  );
+  const fix = 'add them under OAuth & Permissions, Bot Token Scopes (or paste config/slack-app-manifest.yaml), then reinstall the app to the workspace';
+  if (missing.length) return fail(name, `missing ${missing.join(', ')}`, fix);
+  const files = Object.entries(SLACK_FILE_SCOPES).filter(([scope]) => !granted.has(scope));
+  if (files.length) return { name, status: 'warn', detail: `missing ${files.map(([scope, without]) => `${scope} (${without})`).join(', ')}`, fix };
+  return pass(name, 'every scope pincer needs');
 }
 
 // ---------------------------------------------------------------------------

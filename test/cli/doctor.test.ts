@@ -236,6 +236,13 @@ describe('pincer doctor', () => {
     expect(lineOf(scopes, 'slack scopes')).toMatch(/^✗ slack scopes: missing im:history, commands\n {4}fix: add them under OAuth & Permissions/);
   });
 
+  it('warns, without failing, when the Slack app lacks the scopes of files', async () => {
+    const model = await startModel();
+    slack = await startFakeSlack({ scopes: MANIFEST_SCOPES.filter((scope) => !scope.startsWith('files:')) });
+    const result = await doctor({ ...llmEnv(model), SLACK_APP_TOKEN: slack.appToken, SLACK_API_URL: slack.apiUrl, SLACK_BOT_TOKEN: slack.botToken }, ['--no-model-calls']);
+    expect(lineOf(result, 'slack scopes')).toMatch(/^! slack scopes: missing files:read \(files people attach cannot be downloaded\), files:write \(files_send cannot share files\)\n {4}fix: add them/);
+  });
+
   it('reports a Slack app token that is wrong, or is the bot token, with where to create the right one', async () => {
     const model = await startModel();
     slack = await startFakeSlack();
