@@ -81,6 +81,22 @@ export function defineSendScenarios(driver: ScenarioDriver): void {
       expect(files(dm)).toEqual([{ name: 'chart.png', size: TINY_PNG.length, sha256: sha256Of(TINY_PNG), caption: 'the chart', shownAs: 'photo' }]);
     }, 30_000);
 
+    uploads('an answer that embeds an image of the workspace sends it after the text, without asking; other addresses stay text', async () => {
+      await start();
+      const dm = h.driver.dm(alice);
+      put(alice, 'out/chart.png', TINY_PNG);
+      put(alice, 'out/notes.pdf', minimalPdf(['not a picture']));
+      const answer = 'Here: ![chart](out/chart.png) ![again](./out/chart.png) ![web](https://example.com/a.png) ![doc](out/notes.pdf) ![escape](../../x.png)';
+      h.llm.setResponder((request) => (lastUserText(request.messages).includes('show me the chart') ? textReply(answer) : h.brain.respond(request)));
+      await h.driver.sendMessage(dm, alice, 'show me the chart');
+      await waitForMessage(h, dm, /^Here: /);
+      await waitFor(() => files(dm).length > 0, () => 'the picture');
+      await h.driver.sendMessage(dm, alice, 'marker after the picture');
+      await waitForMessage(h, dm, 'echo: marker after the picture');
+      expect(h.driver.approvals(dm)).toHaveLength(0);
+      expect(files(dm)).toEqual([{ name: 'chart.png', size: TINY_PNG.length, sha256: sha256Of(TINY_PNG), shownAs: 'photo' }]);
+    }, 30_000);
+
     uploads('a PDF and a text file arrive as documents; a denied one is not sent', async () => {
       await start();
       const dm = h.driver.dm(alice);

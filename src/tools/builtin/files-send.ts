@@ -35,7 +35,7 @@ const parameters = z.object({
 type Params = z.infer<typeof parameters>;
 
 /** A file read for sending, with what the prompt and the platform need. */
-interface ReadFile {
+export interface ReadFile {
   shown: string;
   file: FileToSend;
   sha256: string;
@@ -88,7 +88,7 @@ function outletOf(ctx: ToolContext): FileOutlet {
  * (photo, else document) and of `attachments.maxBytes`, checked before a byte
  * is read.
  */
-async function readForSend(settings: WorkspaceSettings, params: Params, ctx: ToolContext): Promise<ReadFile> {
+export async function readForSend(settings: WorkspaceSettings, params: Pick<Params, 'path' | 'caption'>, ctx: ToolContext): Promise<ReadFile> {
   const outlet = outletOf(ctx);
   const { real, shown } = await new WorkspaceView(settings, ctx).existing(params.path);
   const handle = await open(real, constants.O_RDONLY | constants.O_NOFOLLOW);
