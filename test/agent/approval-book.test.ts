@@ -320,6 +320,17 @@ describe('ApprovalBook: end', () => {
     const { book } = await reopen(first.store);
     expect((await book.pendingFor(THREAD))?.id).toBe(newer.id);
   });
+
+  it('still lists, after a restart, the questions left open when others were answered or ended (their expiries are armed again from it)', async () => {
+    const first = await start();
+    const [answered, ended, open1, open2] = [approval({ threadKey: 'telegram:1' }), approval({ threadKey: 'telegram:2' }), approval({ threadKey: 'telegram:3' }), approval({ threadKey: 'telegram:4' })];
+    for (const question of [answered, ended, open1, open2]) await first.book.create(question);
+    expect((await first.book.answer(answered.id, press(REQUESTER, 'approve', 'Alice'))).ok).toBe(true);
+    expect(await first.book.end(ended.id, 'cancelled')).toMatchObject({ id: ended.id });
+
+    const { book } = await reopen(first.store);
+    expect((await book.allPending()).map((p) => p.id).sort()).toEqual([open1.id, open2.id].sort());
+  });
 });
 
 describe('ApprovalBook.newId', () => {

@@ -393,6 +393,21 @@ describe('ApprovalFlow, around the answer', () => {
     expect(await asker.book.get(q.id)).toMatchObject({ status: 'approved' });
   });
 
+  it('tells the operator what was asked, which press was refused and why, and how a question was answered', async () => {
+    const r = await rig();
+    const q = question();
+    await r.flow.ask(q);
+    await r.flow.answer(r.platform.channel.press(q.id, 'approve', BOB));
+    await r.flow.answer(r.platform.channel.press(q.id, 'deny', ADA));
+    type Line = { level: number; msg: string; thread?: string; tool?: string; deferred?: number; approval?: string; reason?: string; decision?: string };
+    const lines = (r.logged as Line[]).map(({ level, msg, thread, tool, deferred, approval, reason, decision }) => ({ level, msg, thread, tool, deferred, approval, reason, decision }));
+    expect(lines).toEqual([
+      { level: 30, msg: 'approval requested', thread: q.threadKey, tool: 'files_write', deferred: 0, approval: undefined, reason: undefined, decision: undefined },
+      { level: 20, msg: 'approval press refused', thread: undefined, tool: undefined, deferred: undefined, approval: q.id, reason: 'not_requester', decision: undefined },
+      { level: 30, msg: 'approval answered', thread: q.threadKey, tool: 'files_write', deferred: undefined, approval: undefined, reason: undefined, decision: 'denied' },
+    ]);
+  });
+
   it('shuts down cleanly when it never asked anything', async () => {
     const r = await rig();
     await expect(r.flow.close()).resolves.toBeUndefined();

@@ -7,7 +7,8 @@
 import { hostname } from 'node:os';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterNode, instanceIdOf, type ClusterMessage } from '../../src/cluster/node.js';
-import { silentLogger } from '../../src/log.js';
+import { pino } from 'pino';
+import { silentLogger, type Logger } from '../../src/log.js';
 import { RedisConnections } from '../../src/store/redis-connections.js';
 import { flushDb, holdRedisDb, testRedisDb } from '../e2e/cluster-harness.js';
 
@@ -26,8 +27,8 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function join(id: string, leaseTtlMs = 5_000, connections?: RedisConnections): Promise<ClusterNode> {
-  const node = await ClusterNode.connect(url(), id, leaseTtlMs, silentLogger, connections);
+async function join(id: string, leaseTtlMs = 5_000, connections?: RedisConnections, log: Logger = silentLogger): Promise<ClusterNode> {
+  const node = await ClusterNode.connect(url(), id, leaseTtlMs, log, connections);
   cleanups.push(() => node.close());
   return node;
 }
@@ -135,6 +136,26 @@ describe.skipIf(!available)(`messages between instances${skip}`, () => {
     await a.publish({ type: 'settings' });
     await until(() => heard.length === 1, 'the settings message');
     expect(heard).toEqual([{ type: 'settings' }]);
+  });
+
+  it('tells the operator it joined, and about a message it could not read or a listener could not handle', async () => {
+    await flushDb(url());
+    const logged: { level: number; msg: string; instance?: string; leaseTtlMs?: number; type?: string; err?: { message: string } }[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line) as (typeof logged)[number]) });
+    const a = await join('a', 4_000, undefined, log);
+    let handled = 0;
+    a.onMessage(() => {
+      throw new Error('listener failed');
+    });
+    a.onMessage(() => void (handled += 1));
+    await a.redis.publish('pincer:cluster:bus', 'not json {');
+    await a.publish({ type: 'settings' });
+    await until(() => handled === 1, 'the settings message');
+    expect(logged.map(({ level, msg, instance, leaseTtlMs, type, err }) => ({ level, msg, instance, leaseTtlMs, type, err: err?.message }))).toEqual([
+      { level: 30, msg: 'joined the instances on the Redis store', instance: 'a', leaseTtlMs: 4_000, type: undefined, err: undefined },
+      { level: 40, msg: 'cluster: a message that is not JSON was ignored', instance: undefined, leaseTtlMs: undefined, type: undefined, err: undefined },
+      { level: 50, msg: 'cluster: a message was not handled', instance: undefined, leaseTtlMs: undefined, type: 'settings', err: 'listener failed' },
+    ]);
   });
 
   it('stops listening on close; it leaves open the connections it was given, and closes those it made', async () => {

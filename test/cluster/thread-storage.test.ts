@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatInfo } from '../../src/channels/types.js';
 import { ClusterNode } from '../../src/cluster/node.js';
-import { RedisThreadStorage, threadKeys, type InboxEntry } from '../../src/cluster/thread-storage.js';
+import { leaseNameOf, RedisThreadStorage, threadKeys, type InboxEntry } from '../../src/cluster/thread-storage.js';
 import { ClusterThreads } from '../../src/cluster/threads.js';
 import type { ChatMessage } from '../../src/llm/types.js';
 import { zeroUsage, type QueuedMessage, type ThreadRecord } from '../../src/engine/history.js';
@@ -129,6 +129,15 @@ describe.skipIf(!available)(`thread records on Redis${skip}`, () => {
     expect(logged).toEqual([{ ...logged[0], level: 50, msg: 'cluster: a corrupt thread record was ignored', thread: THREAD, reason: expect.stringMatching(/^groupContext: [^;]+; usage: [^;]+; turns: [^;]+$/) }]);
   });
 
+  it('names a bad field inside the record by its whole path in the operator\'s log line', async () => {
+    const { storage, node, logged } = await rig();
+    await storage.write(THREAD, recordOf([said('one')]), { from: 0, rewrite: false, consumed: [] });
+    const head = JSON.parse((await node.redis.get(threadKeys(THREAD).head))!) as { chat: Record<string, unknown> };
+    await node.redis.set(threadKeys(THREAD).head, JSON.stringify({ ...head, chat: { ...head.chat, chatId: 5 } }));
+    expect(await storage.read(THREAD)).toBeUndefined();
+    expect(logged.map((line) => line.reason)).toEqual([expect.stringMatching(/^chat\.chatId: [^;]+$/)]);
+  });
+
   it('has no record of an unknown thread when there was no store before the cluster', async () => {
     const { node, threads } = await rig();
     const storage = new RedisThreadStorage(node, threads, silentLogger);
@@ -158,7 +167,7 @@ describe.skipIf(!available)(`thread records on Redis${skip}`, () => {
     await expect(storage.read(THREAD)).rejects.toThrow(/WRONGTYPE/);
   });
 
-  it('writes under a lease it takes for the while, and is refused when another instance holds the thread', async () => {
+  it('writes under a lease it takes for the while, and gives it back at once', async () => {
     const { storage, threads, node } = await rig();
     expect(threads.holds(THREAD)).toBe(false);
     await storage.write(THREAD, recordOf([said('one')]), { from: 0, rewrite: false, consumed: [] });
@@ -166,5 +175,33 @@ describe.skipIf(!available)(`thread records on Redis${skip}`, () => {
     // The borrowed lease went back at once.
     expect(await node.redis.exists(threadKeys(THREAD).lease)).toBe(0);
     expect(await storage.holdsLease(THREAD)).toBe(false);
+  });
+
+  it('refuses a write while another instance holds the thread, and leaves its record as it was', async () => {
+    const { node } = await rig();
+    // A short lease, so that the write gives up waiting for it soon.
+    const here = await ClusterNode.connect(url(), 'here', 200, silentLogger);
+    const hereThreads = new ClusterThreads(here, silentLogger);
+    const other = await ClusterNode.connect(url(), 'other', 60_000, silentLogger);
+    cleanups.push(() => here.close(), () => hereThreads.close(), () => other.close());
+    const storage = new RedisThreadStorage(here, hereThreads, silentLogger);
+    await storage.write(THREAD, recordOf([said('one')]), { from: 0, rewrite: false, consumed: [] });
+
+    expect(await other.acquire(leaseNameOf(THREAD))).toBeDefined();
+    await expect(storage.write(THREAD, recordOf([said('one'), said('two')]), { from: 1, rewrite: false, consumed: [] })).rejects.toThrow(/held by another instance/);
+    expect(texts(await storage.read(THREAD))).toEqual(['one']);
+    expect(await node.redis.get(threadKeys(THREAD).lease)).toMatch(/^other#/);
+  });
+
+  it('writes a thread while another instance holds a different thread', async () => {
+    const { storage } = await rig();
+    const other = await ClusterNode.connect(url(), 'other', 60_000, silentLogger);
+    cleanups.push(() => other.close());
+    const held = await other.acquire(leaseNameOf('test:c2'));
+    expect(held).toBeDefined();
+    await storage.write(THREAD, recordOf([said('one')]), { from: 0, rewrite: false, consumed: [] });
+    expect(texts(await storage.read(THREAD))).toEqual(['one']);
+    // The other instance still holds its thread.
+    expect(await other.renew(held!)).toBe(true);
   });
 });

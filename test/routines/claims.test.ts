@@ -80,4 +80,18 @@ describe('firing claims in the store', () => {
     expect(await claims.expiresAt('r1', 'r1_1')).toBeUndefined();
     expect(await claims.claim('r1', 'r1_1')).toBe(true);
   });
+
+  it('a claim lasts its TTL to the millisecond: at its expiry it no longer stands, and the firing may be claimed again', async () => {
+    const store = await openStore();
+    let now = 1_000_000;
+    const claims = new StoreClaims(store, FIRING_CLAIMS, 10_000, () => now);
+    expect(await claims.claim('r1', 'r1_1')).toBe(true);
+    now = 1_009_999;
+    expect(await claims.expiresAt('r1', 'r1_1')).toBe(1_010_000);
+    expect(await claims.claim('r1', 'r1_1')).toBe(false);
+    now = 1_010_000;
+    expect(await claims.expiresAt('r1', 'r1_1')).toBeUndefined();
+    expect(await claims.claim('r1', 'r1_1')).toBe(true);
+    expect(await claims.expiresAt('r1', 'r1_1')).toBe(1_020_000);
+  });
 });

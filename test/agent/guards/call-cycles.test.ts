@@ -36,6 +36,11 @@ describe('cycles', () => {
     expect(findings([a, b, a, b]).at(-1)).toBe('the cycle files_read with path "a.txt" → files_read with path "b.txt", twice in a row.');
   });
 
+  it('names only the calls of the cycle, not those before it', () => {
+    const [a, b, c] = tools;
+    expect(findings([c!, a!, b!, a!, b!]).at(-1)).toBe('the cycle tool_A → tool_B, twice in a row.');
+  });
+
   it('does not see a cycle in calls that only resemble one', () => {
     const [a, b, c] = tools;
     expect(findings([a!, b!, a!, c!, a!, b!]).every((f) => f === '-')).toBe(true);

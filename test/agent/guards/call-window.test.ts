@@ -42,5 +42,8 @@ describe('the same call within a window', () => {
     detector.see(fetch);
     detector.reset();
     expect(detector.see(fetch)).toBeUndefined();
+    expect(detector.see(fetch)).toBeUndefined();
+    // The window starts empty: the finding counts only the calls since.
+    expect(detector.see(fetch)?.summary).toBe('http_fetch with url "https://example.com/a", 3 times within the last 3 calls.');
   });
 });

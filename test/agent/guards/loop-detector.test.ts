@@ -84,6 +84,23 @@ describe('the loop detector', () => {
     expect(detector.observe([other])).toMatchObject({ action: 'escalate' });
   });
 
+  it('on one call, a cycle or a repeated call outranks a warning of similar calls: the model hears about the loop', () => {
+    // files_read of x then y agree on 4 of 5 keys: similar, a warning at the second in a row.
+    const shared = { encoding: 'utf8', from: 1, to: 9, follow: false };
+    const [a, b, c] = [call('time'), call('files_read', { path: 'x.txt', ...shared }), call('files_read', { path: 'y.txt', ...shared })];
+    const cycle = new LoopDetector(DEFAULT_LOOP_GUARDS);
+    expect(run(cycle, [a, b, c, a, b])).toEqual(['none', 'none', 'note', 'none', 'none']);
+    const found = cycle.observe([c]);
+    expect(found).toMatchObject({ action: 'note', finding: { detector: 'cycle', level: 'limit' } });
+    expect(found.action === 'note' && found.message).toMatch(/^You are going in circles: the cycle time → files_read with path "x\.txt" → files_read with path "y\.txt", twice in a row\./);
+
+    const window = new LoopDetector(DEFAULT_LOOP_GUARDS);
+    expect(run(window, [b, a, b])).toEqual(['none', 'none', 'none']);
+    const repeated = window.observe([b]);
+    expect(repeated).toMatchObject({ action: 'note', finding: { detector: 'window', level: 'limit' } });
+    expect(repeated.action === 'note' && repeated.message).toMatch(/^You are going in circles: files_read with path "x\.txt", encoding "utf8", 3 times within the last 4 calls\./);
+  });
+
   it('starts again from a note after a reset (Continue, Try another way)', () => {
     const detector = new LoopDetector(DEFAULT_LOOP_GUARDS);
     expect(run(detector, [read, read, read, read])).toEqual(['none', 'note', 'note', 'escalate']);

@@ -20,6 +20,11 @@ describe('similar calls', () => {
     expect(levels(new SimilarCallsDetector(0.8, 5), [read, read, read, read, read])).toEqual(['-', '-', '-', 'warn', 'limit']);
   });
 
+  it('does not warn at the first call when the limit is 2', () => {
+    const read = seen('files_read', { path: 'notes.txt' });
+    expect(levels(new SimilarCallsDetector(0.8, 2), [read, read])).toEqual(['-', 'limit']);
+  });
+
   it('counts 4 of 5 equal keys (80%) as similar, not 3 of 5', () => {
     const base = { a: 1, b: 2, c: 3, d: 4, e: 5 };
     const close = [seen('t', base), seen('t', { ...base, e: 6 }), seen('t', { ...base, e: 7 })];
