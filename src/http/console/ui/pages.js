@@ -3,28 +3,13 @@
  * jobs and routines, policy, and a trace's waterfall. Each reads its JSON
  * from the server and draws it; nothing here is trusted by the server.
  */
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, onChange } from './api.js';
 import { UsageChart } from './chart.js';
 import { count, duration, usd, when } from './format.js';
 import { html } from './html.js';
-
-/** Reads `path` now and on each call of the `reload` it gives: [data, error, reload]. */
-function useApi(path) {
-  const [state, setState] = useState({ data: undefined, error: undefined });
-  const load = useCallback(() => {
-    api(path).then(
-      (data) => setState({ data, error: undefined }),
-      (error) => setState((previous) => ({ data: previous.data, error: error.message })),
-    );
-  }, [path]);
-  useEffect(load, [load]);
-  return [state.data, state.error, load];
-}
-
-function Loading({ error }) {
-  return error ? html`<p class="error" role="alert">${error}</p>` : html`<p class="muted">Loading…</p>`;
-}
+import { ToolChoices } from './operations.js';
+import { Loading, useApi } from './use-api.js';
 
 /** Channels, models, uptime, turns in flight, errors, and usage today and over 14 days. */
 export function Overview() {
@@ -147,7 +132,7 @@ export function Work() {
 const MODES = ['allow', 'ask', 'disable', 'reset'];
 
 /** The tool policy of each scope the viewer administers, changed as `/policy` changes it. */
-export function Policy() {
+export function Policy({ me }) {
   const [data, error, reload] = useApi('policy');
   const [said, setSaid] = useState('');
   const change = (scope, tool, mode) =>
@@ -170,6 +155,7 @@ export function Policy() {
             <td>${MODES.map((mode) => html`<button class="small" disabled=${mode === t.mode && t.source !== 'default'} onClick=${() => change(scope.scope, t.tool, mode)}>${mode}</button> `)}</td></tr>`,
         )}</tbody></table>`,
     )}
+    ${me.seesEveryone && html`<${ToolChoices} />`}
   </section>`;
 }
 
