@@ -25,6 +25,8 @@ export interface ConsoleDeps {
   directory: ConversationDirectory;
   traces?: TraceReader;
   log: Logger;
+  /** The live instances sharing the store, with this one's id; absent on a single process. */
+  instances?: () => Promise<{ self: string; instances: Array<{ id: string; channels: string[] }> }>;
   /** When the process started (epoch ms), for the uptime. */
   startedAt: number;
 }

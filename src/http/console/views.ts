@@ -43,6 +43,7 @@ export async function overview(deps: ConsoleDeps, errors: ErrorCounter) {
     return { name, state: !started ? 'not started' : state && !state.ready ? (state.reason ?? 'not receiving') : 'receiving' };
   });
   return {
+    instances: await instancesOf(deps),
     channels,
     models: models.list().map((choice) => ({ name: choice.name, isDefault: Boolean(choice.isDefault) })),
     uptimeSeconds: Math.floor((now - deps.startedAt) / 1000),
@@ -53,6 +54,18 @@ export async function overview(deps: ConsoleDeps, errors: ErrorCounter) {
     today: days[days.length - 1],
     days,
   };
+}
+
+/** The instances sharing the store (one when there is no cluster, or its list cannot be read now). */
+async function instancesOf(deps: ConsoleDeps) {
+  if (!deps.instances) return { shared: false, list: [] };
+  try {
+    const { self, instances } = await deps.instances();
+    return { shared: true, list: instances.map((instance) => ({ id: deps.services.outbox.redact(instance.id), channels: instance.channels, self: instance.id === self })) };
+  } catch (error) {
+    deps.log.warn({ err: error }, 'console: the list of instances could not be read');
+    return { shared: true, list: [], unavailable: true };
+  }
 }
 
 /** The conversations `viewer` may see, with each one's cost so far. */

@@ -75,6 +75,7 @@ describe.skipIf(skip)(skip ? `the console in a browser (skipped: no Chromium at 
     await r.app.runtime.idle();
     const page = await signedInPage(r);
     await page.locator('.chart canvas').first().waitFor();
+    expect(await page.getByTestId('instances').textContent()).toBe('Instancesone instance');
     await shot(page, 'overview');
 
     await page.getByRole('link', { name: 'Conversations' }).click();

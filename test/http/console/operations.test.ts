@@ -8,11 +8,17 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createApp } from '../../../src/app.js';
+import { parseConfig } from '../../../src/config/load.js';
 import { dayOf } from '../../../src/engine/usage.js';
+import { flushDb, testRedisDb } from '../../e2e/cluster-harness.js';
 import { testDm, testGroup } from '../../support/test-channel.js';
 import { FIXTURE } from '../../mcp/chat.js';
 import { signIn, startConsoleRig, type ConsoleRig } from './rig.js';
 import { signInTool } from './support.js';
+
+/** Database 12 of the test Redis: this suite's own, emptied before its test. */
+const redis = testRedisDb(12);
 
 let rig: ConsoleRig | undefined;
 const cleanups: Array<() => void> = [];
@@ -151,3 +157,43 @@ describe('people\'s own tool choices', () => {
     expect((await owner.post('/console/api/permissions', { userId: 'test:carol', tool: 'sign_in_site' })).status).toBe(404);
   }, 30_000);
 });
+
+interface InstancesView {
+  instances: { shared: boolean; list: Array<{ id: string; channels: string[]; self: boolean }> };
+}
+
+describe('instances on the overview', () => {
+  it('says one instance when the bot runs alone', async () => {
+    rig = await startConsoleRig();
+    const owner = await signIn(rig, 'owner');
+    expect(((await (await owner.get('/console/api/overview')).json()) as InstancesView).instances).toEqual({ shared: false, list: [] });
+  });
+
+  it.skipIf(!redis.available)(`lists the instances sharing Redis, with the channels each runs${redis.skip}`, async () => {
+    await flushDb(redis.url());
+    rig = await startConsoleRig({ config: { storeUrl: redis.url(), cluster: { instanceId: 'alpha', leaseTtlMs: 2_000 } } });
+    const r = rig;
+    // Signed in first: the other instance, without the console, could take the /console message.
+    const owner = await signIn(r, 'owner');
+    const dir = mkdtempSync(join(tmpdir(), 'pincer-console-beta-'));
+    const config = parseConfig({ dataDir: dir, storeUrl: redis.url(), owners: ['test:owner'], cluster: { instanceId: 'beta', leaseTtlMs: 2_000 }, llm: { baseUrl: r.llm.url, model: 'fake-model', maxRetries: 0, stream: false } });
+    const beta = await createApp({ config, channels: [{ name: 'test', create: (deps) => r.platform.createChannel(deps) }] });
+    await beta.start();
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    try {
+      const read = async () => ((await (await owner.get('/console/api/overview')).json()) as InstancesView).instances;
+      expect(await read()).toEqual({
+        shared: true,
+        list: [
+          { id: 'alpha', channels: ['test'], self: true },
+          { id: 'beta', channels: ['test'], self: false },
+        ],
+      });
+      await beta.stop('test over');
+      expect((await read()).list.map((instance) => instance.id)).toEqual(['alpha']);
+    } finally {
+      await beta.stop('test over');
+    }
+  }, 30_000);
+});
+

@@ -23,6 +23,8 @@ export function Overview() {
       <div class="card"><h2>Turns in flight</h2><p class="big" data-testid="turns-in-flight">${data.turnsInFlight}</p><p class="muted">${data.activeThreads} active threads, ${data.queuedMessages} queued</p></div>
       <div class="card"><h2>Today</h2><p class="big">${usd(data.today.costUsd)}</p><p class="muted">${count(data.today.inputTokens)} in / ${count(data.today.outputTokens)} out tokens, ${count(data.today.calls)} calls</p></div>
       <div class="card"><h2>Errors, last hour</h2><p class="big">${data.errorsLastHour}</p></div>
+      <div class="card" data-testid="instances"><h2>Instances</h2><p class="big">${!data.instances.shared ? 'one instance' : data.instances.unavailable ? 'unknown' : data.instances.list.length}</p>
+        ${data.instances.shared && html`<ul class="instances">${data.instances.list.map((i) => html`<li>${i.id}${i.self ? ' (this one)' : ''} <span class="muted">${i.channels.join(', ')}</span></li>`)}</ul>`}</div>
     </div>
     <h2>Channels</h2>
     <table><thead><tr><th>Channel</th><th>State</th></tr></thead>
