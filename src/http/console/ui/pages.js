@@ -69,7 +69,7 @@ export function Conversation({ threadKey }) {
         .filter((m) => m.role !== 'tool')
         .map(
           (m) => html`<li class=${`message ${m.role}`}>
-            <span class="who">${m.role === 'user' ? 'User' : 'Bot'}</span>
+            <span class="who">${m.role === 'user' ? 'User' : m.role === 'summary' ? 'Summary of the earlier conversation (compacted)' : 'Bot'}</span>
             ${m.text && html`<p class="text">${m.text}</p>`}
             ${(m.calls ?? []).map(
               (call) => html`<details class="call" data-tool=${call.tool} open>
@@ -81,6 +81,10 @@ export function Conversation({ threadKey }) {
           </li>`,
         )}
     </ol>
+    <h2>Guards and compactions</h2>
+    ${data.marks.length === 0
+      ? html`<p class="muted">No loop guard acted and the history was not compacted since this instance started.</p>`
+      : html`<ul class="marks" data-testid="marks">${data.marks.map((mark) => html`<li class=${`mark ${mark.kind}`} data-kind=${mark.kind} data-action=${mark.action}>${when(mark.at)}: ${markText(mark)}</li>`)}</ul>`}
     <h2>Traces</h2>
     ${!data.tracesRecorded
       ? html`<p class="muted">Traces are not recorded on this instance.</p>`
@@ -88,6 +92,19 @@ export function Conversation({ threadKey }) {
         ? html`<p class="muted">No trace yet.</p>`
         : html`<ul>${data.traces.map((t) => html`<li><a href=${`#/traces/${encodeURIComponent(t.id)}`}>${when(t.startedAt)}: ${t.kind}, ${t.outcome}, ${duration(t.durationMs)}, ${t.spanCount} spans, ${usd(t.costUsd)}</a></li>`)}</ul>`}
   </section>`;
+}
+
+const GUARD_ACTIONS = {
+  warning: 'warned the model that it repeats itself',
+  forced_answer: 'forced an answer without tools',
+  question: 'asked the person: Continue or Stop?',
+  stopped: 'stopped the turn',
+};
+
+/** A guard's or a compaction's line in a conversation. */
+function markText(mark) {
+  if (mark.kind === 'compaction') return `History compacted: ${mark.before} messages became ${mark.after}${mark.forced ? ' (the context was full)' : ''}.`;
+  return `Loop guard (${mark.guard.replace('_', ' ')}) ${GUARD_ACTIONS[mark.action] ?? mark.action}${mark.summary ? `: ${mark.summary}` : '.'}`;
 }
 
 /** Jobs and routines, with cancel, pause and resume (the commands decide who may). */
