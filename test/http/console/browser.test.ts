@@ -19,7 +19,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURE } from '../../mcp/chat.js';
 import { testDm, testGroup } from '../../support/test-channel.js';
 import { linkFor, startConsoleRig, type ConsoleRig } from './rig.js';
-import { loginModel, PASSWORD, signInTool } from './support.js';
+import { loginModel, PASSWORD, repeatingModel, signInTool } from './support.js';
 
 const CHROMIUM = process.env.PINCER_CHROMIUM ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
@@ -185,6 +185,29 @@ describe.skipIf(skip)(skip ? `the console in a browser (skipped: no Chromium at 
     expect(await choice.textContent()).toBe('test:carolsign_in_sitedisabled');
     await choice.scrollIntoViewIfNeeded();
     await shot(page, 'permissions');
+    await page.close();
+  });
+
+  it('shows a loop guard\'s warnings and its question in a conversation as they happen', async () => {
+    const r = await startConsoleRig({ tools: [signInTool()], responder: repeatingModel });
+    rig = r;
+    say(r, 'hello');
+    await r.platform.waitFor(() => r.platform.lastMessage(DM)?.text === 'ok', 5_000, 'the first answer');
+    await r.app.runtime.idle();
+    const page = await signedInPage(r);
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByRole('link', { name: 'DM dm-owner' }).click();
+    await page.getByText('No loop guard acted').waitFor();
+    await page.evaluate('window.notReloaded = true');
+    say(r, 'loop please');
+    const question = page.locator('[data-testid="marks"] li[data-action="question"]');
+    await question.waitFor({ timeout: 10_000 });
+    expect(await question.textContent()).toContain('asked the person (Continue or Stop)');
+    expect(await page.locator('[data-testid="marks"] li[data-action="warning"]').count()).toBe(2);
+    expect(await page.content()).not.toContain(PASSWORD);
+    expect(await page.evaluate('window.notReloaded')).toBe(true);
+    await page.locator('[data-testid="marks"]').scrollIntoViewIfNeeded();
+    await shot(page, 'conversation-guards');
     await page.close();
   });
 

@@ -6,25 +6,15 @@
  * stream says so as it happens. A group admin sees the marks of their group.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { textReply, toolCallReply, type FakeLlmEntry, type FakeLlmRequest } from '../../fakes/llm/server.js';
 import { testDm, testGroup } from '../../support/test-channel.js';
 import { signIn, startConsoleRig, type ConsoleClient, type ConsoleRig } from './rig.js';
-import { PASSWORD, signInTool } from './support.js';
+import { PASSWORD, repeatingModel, signInTool } from './support.js';
 
 let rig: ConsoleRig | undefined;
 afterEach(async () => {
   await rig?.close();
   rig = undefined;
 });
-
-/** Calls `sign_in_site` with the same arguments whenever tools are offered; answers in text when they are not. */
-function repeatingModel(request: FakeLlmRequest): FakeLlmEntry {
-  if (String(request.messages[0]?.content ?? '').startsWith('Summarise the conversation')) return textReply('They talked about filler.');
-  const last = String(request.messages.at(-1)?.content ?? '');
-  if (!last.includes('loop') && request.messages.at(-1)?.role === 'user' && !last.startsWith('You ')) return textReply('ok');
-  if (!request.tools?.length) return textReply('Here is what I have.');
-  return toolCallReply([{ name: 'sign_in_site', arguments: { site: 'example.org', password: PASSWORD } }]);
-}
 
 interface Mark {
   kind: 'guard' | 'compaction';

@@ -97,7 +97,7 @@ export function Conversation({ threadKey }) {
 const GUARD_ACTIONS = {
   warning: 'warned the model that it repeats itself',
   forced_answer: 'forced an answer without tools',
-  question: 'asked the person: Continue or Stop?',
+  question: 'asked the person (Continue or Stop)',
   stopped: 'stopped the turn',
 };
 
