@@ -267,6 +267,7 @@ export async function createApp(options: AppOptions): Promise<App> {
           runtime,
           routineScheduler: routines.scheduler,
           startedAt,
+          ...(deployment.instances ? { instances: () => deployment.instances!() } : {}),
           ...(options.consoleTraces ?? traces ? { traces: options.consoleTraces ?? traces } : {}),
           ...(options.consoleAssetsDir ? { assetsDir: options.consoleAssetsDir } : {}),
         });

@@ -28,7 +28,7 @@ import { TurnImages } from './attachments/turn-images.js';
 import type { BatchOutcome, LoopContext, LoopDelegate, LoopOutcome, LoopSignal, TextAction } from '../engine/loop.js';
 import type { TurnPresenter } from './presenter.js';
 import type { FinalizedReply } from '../engine/reasoning.js';
-import type { TurnCause, TurnEnd } from '../engine/events.js';
+import type { GuardFired, TurnCause, TurnEnd } from '../engine/events.js';
 import type { AgentServices } from '../engine/services.js';
 import { buildSystemPrompt } from './system-prompt.js';
 import { stillHeld } from './turn-stopped.js';
@@ -222,6 +222,11 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     return { ...batch, outcome: { type: 'need_approval', pending: this.pendingFor(waiting, content) } };
   }
 
+  /** A loop guard acted on this turn: told to whoever follows the thread (metrics, the console). */
+  onGuard(fired: GuardFired): void {
+    this.services.events.emit('guard', { thread: this.turn.record.key, ...fired });
+  }
+
   /**
    * A loop the model did not leave after it was told: in a DM the person is
    * asked (Continue, Stop, Try another way); in a group the turn stops and says
@@ -230,7 +235,9 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
   onLoopDetected(finding: LoopFinding, calls: ToolCall[]): LoopOutcome<PendingApproval> {
     const { record, speaker, userId, chat } = this.turn;
     this.services.log.warn({ thread: record.key, detector: finding.detector }, 'the model is going in circles');
-    if (chat.kind !== 'dm') return { type: 'response', text: loopStoppedMessage(finding.summary) };
+    const asks = chat.kind === 'dm';
+    this.onGuard({ action: asks ? 'question' : 'stopped', guard: finding.detector, summary: finding.summary });
+    if (!asks) return { type: 'response', text: loopStoppedMessage(finding.summary) };
     const question = newLoopQuestion(
       { threadKey: record.key, chat: record.chat, requester: speaker, userId, call: calls[calls.length - 1]!, detail: finding.summary },
       this.services.config.agent.approvalTimeoutMs,
@@ -313,6 +320,7 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
     if (compacted !== history) {
       this.services.log.info({ thread: this.turn.record.key, before: history.length, after: compacted.length }, 'history compacted');
       ctx.messages.splice(1, ctx.messages.length - 1, ...compacted);
+      this.services.events.emit('compaction', { thread: this.turn.record.key, before: history.length, after: compacted.length, forced: force });
     }
   }
 

@@ -16,7 +16,7 @@ import { BullMqTimers } from '../store/timers.js';
 import { RedisClaims } from './claims.js';
 import { RedisCostBudget } from './cost-budget.js';
 import { ClusterIntake } from './intake.js';
-import { ClusterMembers } from './members.js';
+import { ClusterMembers, liveInstances } from './members.js';
 import { ClusterNode, instanceIdOf } from './node.js';
 import { RedisRateLimiter, RedisSharedBudget } from './rate-limits.js';
 import { RedisElection } from './redis-election.js';
@@ -99,6 +99,7 @@ export async function clusterDeployment(config: Config, url: string, store: Stor
       members.push(entry);
       return { election: new RedisElection(node, channelLog, entry), sharedBudget };
     },
+    instances: async () => ({ self: node.instanceId, instances: await liveInstances(node) }),
     backlog: () => threads.backlog(),
     async close() {
       // Threads held here go back at once: the other instances need not wait for the leases to lapse.

@@ -24,6 +24,37 @@ return 1`;
 const COUNT = `${REDIS_NOW_MS}
 return redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf')`;
 
+/** The entries still alive by Redis's clock. */
+const LIST = `${REDIS_NOW_MS}
+return redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf')`;
+
+/** A live instance and the channels it runs (the console's overview). */
+export interface LiveInstance {
+  id: string;
+  channels: string[];
+}
+
+/**
+ * Every live instance on the store, with the channels each runs, read from
+ * every channel's list of members (an instance that runs no channel is not
+ * in any list).
+ */
+export async function liveInstances(node: ClusterNode): Promise<LiveInstance[]> {
+  const prefix = membersKey('');
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, found] = await node.redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 100);
+    cursor = next;
+    keys.push(...found);
+  } while (cursor !== '0');
+  const byId = new Map<string, string[]>();
+  for (const key of [...new Set(keys)].sort()) {
+    for (const id of (await node.redis.eval(LIST, 1, key)) as string[]) byId.set(id, [...(byId.get(id) ?? []), key.slice(prefix.length)]);
+  }
+  return [...byId].sort(([a], [b]) => a.localeCompare(b)).map(([id, channels]) => ({ id, channels }));
+}
+
 /** This instance's entry among the live instances that run a channel, refreshed every third of the lease TTL. */
 export class ClusterMembers {
   private timer: NodeJS.Timeout | undefined;

@@ -149,6 +149,8 @@ export interface Deployment {
   workQueue(name: string, maxParallel: number): WorkQueue;
   /** What the channel named `name` gets: its election of duties and the budget of platform limits shared by the instances. */
   channel(name: string): Promise<ChannelPorts>;
+  /** The live instances sharing the store and the channels each runs, with this one's id; undefined on a single process. */
+  instances?(): Promise<{ self: string; instances: Array<{ id: string; channels: string[] }> }>;
   /** Backlog across the instances, for metrics; undefined on a single process (the runtime's own count is all). */
   backlog?(): Promise<{ messages: number; threads: number }>;
   /** Leaves: gives back what it holds and closes its connections. */

@@ -13,6 +13,18 @@ export type TurnCause = 'messages' | 'resume' | 'recover';
 /** How a turn ended (the loop's outcome, or `error` when it threw). */
 export type TurnEnd = 'response' | 'stopped' | 'max_iterations' | 'need_approval' | 'failure' | 'error';
 
+/** What a loop guard did: told the model it repeats itself, forced a text answer, asked the person (Continue/Stop), or stopped the run. */
+export type GuardAction = 'warning' | 'forced_answer' | 'question' | 'stopped';
+
+/** A loop guard acting on a run, as the loop reports it to its delegate. */
+export interface GuardFired {
+  action: GuardAction;
+  /** Which guard: a detector's name (`similar`, `window`, `cycle`, `failures`), or `repeated_failure`, `repeated_success`, `repeated_answer`, `truncated_calls`. */
+  guard: string;
+  /** What repeated, in words, when the guard said. */
+  summary?: string;
+}
+
 /** Every event and its payload. Thread keys are `channel:chat[:sub]`; user ids are qualified. */
 export interface AgentEventMap {
   /** An inbound event reached the agent (before any limit or access check of the agent). */
@@ -46,6 +58,10 @@ export interface AgentEventMap {
   'routine.fired': { routine: string; thread: string; userId: string; startedAt: number; durationMs: number; result: string; jobId?: string };
   /** A file attached to a message was taken in (saved) or refused, by its kind as the platform gave it. */
   'attachment': { channel: string; kind: string; outcome: 'saved' | 'refused'; reason?: string; sizeBytes?: number };
+  /** A loop guard acted on a turn (see {@link GuardFired}). */
+  'guard': GuardFired & { thread: string };
+  /** A thread's older messages were summarised into one (`forced` when the model's context was already exceeded). */
+  'compaction': { thread: string; before: number; after: number; forced: boolean };
   /** An approval was asked or ended. */
   'approval': { thread: string; tool: string; status: 'requested' | 'approved' | 'always' | 'denied' | 'continued' | 'stopped' | 'redirected' | 'expired' | 'cancelled' };
 }

@@ -4,6 +4,7 @@
  * order of steps and the guards that keep a model from looping forever.
  */
 import type { ChatMessage, LlmResponse, ToolCall, ToolDefinition } from '../llm/types.js';
+import type { GuardFired } from './events.js';
 import { CONTINUE_PROMPT, stitch } from './guards/continuation.js';
 import { batchFingerprint } from './guards/fingerprint.js';
 import { LoopDetector, type LoopFinding, type LoopDetectorConfig, type ObservedCall } from './guards/loop-detector.js';
@@ -97,6 +98,8 @@ export interface LoopDelegate<P = unknown> {
    * that names what repeated.
    */
   onLoopDetected?(finding: LoopFinding, calls: ToolCall[], ctx: LoopContext): Promise<LoopOutcome<P>> | LoopOutcome<P>;
+  /** Observes a loop guard acting on the run: a note to the model, forced text, or a stop. */
+  onGuard?(fired: GuardFired): void;
   /** Observes a tool-intent nudge. */
   onToolIntentNudge?(text: string, ctx: LoopContext): void;
   /** After every iteration that did not end the loop. */
@@ -153,14 +156,29 @@ class Guards {
   /** Text was forced by a guard (not by the delegate). */
   private forcedText = false;
 
-  constructor(settings: LoopConfig) {
+  constructor(
+    settings: LoopConfig,
+    private readonly report: (fired: GuardFired) => void = () => undefined,
+  ) {
     this.detector = settings.detectors ? new LoopDetector(settings.detectors) : undefined;
   }
 
+  /** Tells the model, in a message of the conversation, that it repeats itself. */
+  warn(ctx: LoopContext, guard: string, message: string, summary?: string): void {
+    ctx.messages.push({ role: 'user', content: message });
+    this.report({ action: 'warning', guard, ...(summary ? { summary } : {}) });
+  }
+
   /** Offers no tools until the model has answered in text. */
-  forceText(ctx: LoopContext): void {
+  forceText(ctx: LoopContext, guard: string): void {
+    if (!this.forcedText) this.report({ action: 'forced_answer', guard });
     this.forcedText = true;
     ctx.forceText = true;
+  }
+
+  /** The run ends because the model kept repeating itself. */
+  stopped(guard: string, summary: string): void {
+    this.report({ action: 'stopped', guard, summary });
   }
 
   /**
@@ -185,7 +203,7 @@ export async function runAgenticLoop<P = unknown>(
   config: Partial<LoopConfig> = {},
 ): Promise<LoopOutcome<P>> {
   const settings: LoopConfig = { ...DEFAULT_LOOP_CONFIG, ...config };
-  const guards = new Guards(settings);
+  const guards = new Guards(settings, (fired) => delegate.onGuard?.(fired));
   for (let iteration = 1; iteration <= settings.maxIterations; iteration++) {
     try {
       const outcome = await runIteration(delegate, ctx, settings, guards, iteration);
@@ -323,8 +341,12 @@ async function handleText<P>(
   guards.liftForcedText(ctx);
   // The run goes on after this answer: the same one again and again is a loop of its own.
   const repeats = guards.answers.record(answerKey(text), true);
-  if (repeats >= settings.answerRepeatStopAt) return { type: 'failure', reason: `I kept repeating myself: ${repeatedAnswerSummary(text, repeats)}` };
-  if (repeats >= settings.answerRepeatWarnAt) ctx.messages.push({ role: 'user', content: REPEATED_ANSWER_NOTICE });
+  if (repeats >= settings.answerRepeatStopAt) {
+    const summary = repeatedAnswerSummary(text, repeats);
+    guards.stopped('repeated_answer', summary);
+    return { type: 'failure', reason: `I kept repeating myself: ${summary}` };
+  }
+  if (repeats >= settings.answerRepeatWarnAt) guards.warn(ctx, 'repeated_answer', REPEATED_ANSWER_NOTICE);
   return undefined;
 }
 
@@ -339,8 +361,8 @@ async function handleToolCalls<P>(
     // Arguments cut off mid-JSON may parse into something harmful: never run them.
     guards.truncations += 1;
     if (response.content.trim()) ctx.messages.push({ role: 'assistant', content: response.content });
-    ctx.messages.push({ role: 'user', content: TRUNCATED_CALLS_NOTICE });
-    if (guards.truncations >= settings.truncationsBeforeForceText) guards.forceText(ctx);
+    guards.warn(ctx, 'truncated_calls', TRUNCATED_CALLS_NOTICE);
+    if (guards.truncations >= settings.truncationsBeforeForceText) guards.forceText(ctx, 'truncated_calls');
     return undefined;
   }
   guards.nudgesInARow = 0;
@@ -355,21 +377,22 @@ async function handleToolCalls<P>(
   const verdict = guards.detector?.observe(batch.calls ?? observedCalls(response.toolCalls, batch));
   if (failedRepeats >= 2) {
     // The same failing batch again is step 6's: its warning and forced text come before any question or stop.
-    if (failedRepeats >= settings.failedRepeatWarnAt) ctx.messages.push({ role: 'user', content: REPEATED_FAILURE_NOTICE });
-    if (failedRepeats >= settings.failedRepeatForceTextAt) guards.forceText(ctx);
+    if (failedRepeats >= settings.failedRepeatWarnAt) guards.warn(ctx, 'repeated_failure', REPEATED_FAILURE_NOTICE);
+    if (failedRepeats >= settings.failedRepeatForceTextAt) guards.forceText(ctx, 'repeated_failure');
     return undefined;
   }
   if (verdict?.action === 'escalate') {
     if (delegate.onLoopDetected) return delegate.onLoopDetected(verdict.finding, response.toolCalls, ctx);
+    guards.stopped(verdict.finding.detector, verdict.finding.summary);
     return { type: 'failure', reason: `I kept repeating myself: ${verdict.finding.summary}` };
   }
   if (verdict?.action === 'note') {
     // One note per batch: the detector's says what repeats, and covers the streak of successes below.
-    ctx.messages.push({ role: 'user', content: verdict.message });
-    if (successRepeats >= settings.successRepeatForceTextAt) guards.forceText(ctx);
+    guards.warn(ctx, verdict.finding.detector, verdict.message, verdict.finding.summary);
+    if (successRepeats >= settings.successRepeatForceTextAt) guards.forceText(ctx, 'repeated_success');
   } else if (successRepeats >= settings.successRepeatWarnAt) {
-    ctx.messages.push({ role: 'user', content: REPEATED_SUCCESS_NOTICE });
-    if (successRepeats >= settings.successRepeatForceTextAt) guards.forceText(ctx);
+    guards.warn(ctx, 'repeated_success', REPEATED_SUCCESS_NOTICE);
+    if (successRepeats >= settings.successRepeatForceTextAt) guards.forceText(ctx, 'repeated_success');
   }
   return undefined;
 }

@@ -2,6 +2,7 @@
  * Usage accounting: tokens and cost per user per day and in total per day, and
  * the per-user daily cost ceiling.
  */
+import { z } from 'zod';
 import { IMAGE_TOKEN_ESTIMATE, type LlmResponse } from '../llm/types.js';
 import type { Namespace, Store } from '../store/store.js';
 import { UsageTotalsSchema, zeroUsage, type UsageTotals } from './history.js';
@@ -21,6 +22,15 @@ export function addUsage(totals: UsageTotals, response: LlmResponse, images = 0)
   totals.calls += 1;
   return totals;
 }
+
+/** Usage of one person on one day, as {@link UsageLedger.usersOn} reads it. */
+export interface PersonDayUsage extends UsageTotals {
+  /** Qualified user id (`telegram:42`). */
+  userId: string;
+}
+
+/** The most people {@link UsageLedger.usersOn} reads for one day. */
+const MAX_PEOPLE_PER_DAY = 500;
 
 /** Written totals kept in memory beyond this many are read again from the store when needed. */
 const CACHE_SIZE = 5_000;
@@ -42,6 +52,12 @@ const WRITE_DELAY_MS = 1_000;
  */
 export class UsageLedger {
   private readonly days: Namespace<UsageTotals>;
+  /** Who made a model call on each day (by day): the per-person totals can be read without listing the store. */
+  private readonly people: Namespace<string[]>;
+  /** `day\nuserId` already in that day's list, or on its way there. */
+  private readonly listed = new Set<string>();
+  /** People to add to their day's list at the next write. */
+  private readonly unlisted = new Set<string>();
   private readonly cache = new Map<string, Promise<UsageTotals>>();
   private readonly dirty = new Set<string>();
   /** Each total as last read from or written to the store: what is beyond it is this process's to add. */
@@ -58,6 +74,7 @@ export class UsageLedger {
 
   constructor(store: Store, private readonly now: () => number = Date.now) {
     this.days = store.namespace('usage', UsageTotalsSchema, 1);
+    this.people = store.namespace('usage-people', z.array(z.string()), 1);
   }
 
   /** Records one model call for a user (qualified id); a background job's call is also counted apart. */
@@ -75,6 +92,11 @@ export class UsageLedger {
         if (left) this.inUse.set(key, left);
         else this.inUse.delete(key);
       }
+    }
+    const person = `${day}\n${userId}`;
+    if (!this.listed.has(person)) {
+      this.listed.add(person);
+      this.unlisted.add(person);
     }
     this.writeSoon();
   }
@@ -104,6 +126,18 @@ export class UsageLedger {
   }
 
   /**
+   * Each person's usage on `day`, for the console's table: everyone who made a
+   * model call that day (on any instance sharing the store), from when the
+   * ledger began keeping the day's list of people.
+   */
+  async usersOn(day: string): Promise<PersonDayUsage[]> {
+    // A store that does not answer now: the list as stored is still worth showing.
+    await this.writePeople().catch(() => undefined);
+    const ids = ((await this.people.get(day)) ?? []).slice(0, MAX_PEOPLE_PER_DAY);
+    return Promise.all(ids.map(async (userId) => ({ userId, ...(await this.current(`user:${userId}:${day}`)) })));
+  }
+
+  /**
    * Writes every changed total; earlier days, and today's oldest written totals
    * beyond the cache size, are dropped from memory (read again when needed).
    */
@@ -112,11 +146,12 @@ export class UsageLedger {
     this.timer = undefined;
     const keys = [...this.dirty];
     this.dirty.clear();
-    await Promise.all(keys.map((key) => this.write(key)));
+    await Promise.all([...keys.map((key) => this.write(key)), this.writePeople()]);
     const today = dayOf(this.now());
     let excess = this.cache.size - CACHE_SIZE;
     if (excess <= 0 && today === this.day) return;
     this.day = today;
+    for (const person of this.listed) if (!person.startsWith(today)) this.listed.delete(person);
     for (const key of this.cache.keys()) {
       if (this.dirty.has(key) || this.inUse.has(key) || this.writing.has(key)) continue;
       if (!key.endsWith(today) || excess > 0) {
@@ -125,6 +160,27 @@ export class UsageLedger {
         excess -= 1;
       }
     }
+  }
+
+  /** Adds the people who made their first call of a day (in this process) to that day's list. */
+  private async writePeople(): Promise<void> {
+    const byDay = new Map<string, string[]>();
+    for (const person of this.unlisted) {
+      const [day, userId] = person.split('\n') as [string, string];
+      byDay.set(day, [...(byDay.get(day) ?? []), userId]);
+    }
+    this.unlisted.clear();
+    await Promise.all(
+      [...byDay].map(([day, ids]) =>
+        this.people
+          .update(day, (current) => [...new Set([...(current ?? []), ...ids])])
+          .catch((error: unknown) => {
+            // Tried again at the next write.
+            for (const userId of ids) this.unlisted.add(`${day}\n${userId}`);
+            throw error;
+          }),
+      ),
+    );
   }
 
   /** A total as stored now plus this process's unwritten part (one write, or one read when there is nothing to add). */

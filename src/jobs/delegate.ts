@@ -20,6 +20,7 @@ import { finishStep, journalStep, type JobRecord, type RunningJob } from './job.
 import { accessLost } from './owner-access.js';
 import { stoppedCallResult } from './job-runs.js';
 import { filesText } from './files.js';
+import type { GuardFired } from '../engine/events.js';
 
 /** A call the job may not run on its own, waiting for its owner. */
 export interface JobApprovalNeed {
@@ -135,6 +136,11 @@ export class JobDelegate implements LoopDelegate<JobApprovalNeed> {
     if (signal.kind === 'failed') return { action: 'return', outcome: { type: 'failure', reason: signal.reason } };
     ctx.messages.push({ role: 'assistant', content: text }, { role: 'user', content: KEEP_GOING });
     return { action: 'continue' };
+  }
+
+  /** A loop guard acted on the job's run: told to whoever follows its thread (`job:<id>`). */
+  onGuard(fired: GuardFired): void {
+    this.services.events.emit('guard', { thread: `job:${this.job.id}`, ...fired });
   }
 
   async executeToolCalls(calls: ToolCall[], content: string, ctx: LoopContext): Promise<BatchOutcome<JobApprovalNeed>> {

@@ -117,6 +117,17 @@ export class McpServerSource implements ToolSource {
     await client?.close().catch(() => undefined);
   }
 
+  /**
+   * Stops this server's client and starts a new one, as at the bot's start:
+   * its tools are withdrawn, then listed anew. The backoff starts over.
+   */
+  async restart(): Promise<void> {
+    await this.stop();
+    this.attempts = 0;
+    this.stderrTail = [];
+    await this.start();
+  }
+
   tools(): readonly Tool[] {
     return this.offered.tools();
   }

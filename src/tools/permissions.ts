@@ -38,6 +38,8 @@ export interface PermissionStore {
   of(userId: string): Promise<(tool: string) => Permission>;
   /** Every known tool plus any stored one, with the user's permission. */
   list(userId: string): Promise<PermissionEntry[]>;
+  /** The people who have a choice of their own stored (the console's list of everyone's choices). */
+  people(): Promise<string[]>;
   /** Stores a permission; refuses `alwaysAllow` for a tool that always needs approval. Resolves once written. */
   set(userId: string, tool: string, permission: Permission): Promise<SetPermissionResult>;
   /** Goes back to the seeded default. Resolves once written. */
@@ -70,6 +72,8 @@ export function seededPermission(tool: Tool | undefined): Permission {
  */
 export function createPermissionStore(store: Store, catalog: ToolCatalog, version?: SettingsVersion): PermissionStore {
   const records = store.namespace('tool-permissions', UserPermissionsSchema);
+  // The store lists no keys: who has choices is kept apart, under one key.
+  const chosenBy = store.namespace('tool-permissions-people', z.array(z.string()));
   const cache = new Map<string, Promise<UserPermissions>>();
   let revision = 0;
   const invalidate = () => {
@@ -94,6 +98,12 @@ export function createPermissionStore(store: Store, catalog: ToolCatalog, versio
       return Object.keys(tools).length ? { tools } : undefined;
     });
     remember(cache, userId, Promise.resolve(next ?? { tools: {} }));
+    await chosenBy.update('all', (current) => {
+      const ids = new Set(current ?? []);
+      if (next) ids.add(userId);
+      else ids.delete(userId);
+      return [...ids];
+    });
     revision += 1;
     // Counted before the user is told: from then on no instance decides by the old permission.
     await version?.bump();
@@ -112,6 +122,9 @@ export function createPermissionStore(store: Store, catalog: ToolCatalog, versio
       const stored = await load(userId);
       const names = [...new Set([...catalog.names(), ...Object.keys(stored.tools)])];
       return names.map((tool) => ({ tool, permission: effective(stored, tool), source: stored.tools[tool] ? 'user' : 'default' }));
+    },
+    async people() {
+      return (await chosenBy.get('all')) ?? [];
     },
     async set(userId, tool, permission) {
       const known = catalog.get(tool)?.tool;

@@ -111,4 +111,25 @@ describe('usage', () => {
     expect((await ledger.userToday('test:u1')).calls).toBe(1);
     expect((await ledger.totalToday()).calls).toBe(6_001);
   });
+
+  it('reads each person\'s usage of a day, counted by every instance sharing the store, and nobody for a day without calls', async () => {
+    const store = await openStore();
+    let now = Date.parse('2026-03-01T10:00:00Z');
+    const first = new UsageLedger(store, () => now);
+    const other = new UsageLedger(store, () => now);
+    await first.record('test:ann', callCosting(0.25));
+    await other.record('test:ann', callCosting(0.25));
+    await other.record('test:bob', callCosting(0.5));
+    now = Date.parse('2026-03-02T09:00:00Z');
+    await first.record('test:bob', callCosting(1));
+    await other.flush();
+    const march1 = await first.usersOn('2026-03-01');
+    expect(march1.sort((a, b) => a.userId.localeCompare(b.userId))).toEqual([
+      expect.objectContaining({ userId: 'test:ann', calls: 2, inputTokens: 20, outputTokens: 2, costUsd: 0.5 }),
+      expect.objectContaining({ userId: 'test:bob', calls: 1, costUsd: 0.5 }),
+    ]);
+    await first.flush();
+    expect(await new UsageLedger(store).usersOn('2026-03-02')).toEqual([expect.objectContaining({ userId: 'test:bob', calls: 1, costUsd: 1 })]);
+    expect(await first.usersOn('2026-02-28')).toEqual([]);
+  });
 });

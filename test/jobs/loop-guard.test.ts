@@ -72,9 +72,14 @@ describe('the loop guards stop a job', () => {
   it('a tool failing again and again, each time with other arguments: stopped by agent.loopGuards.consecutiveFailures, with a report', async () => {
     const runs: number[] = [];
     rig = await startAppRig({ responder: model('next'), tools: [downSite(runs)], config: { agent: { loopGuards: { consecutiveFailures: 3 } } } });
+    const guards: Array<{ thread: string; action: string; guard: string }> = [];
+    rig.app.services.events.on('guard', ({ thread, action, guard }) => guards.push({ thread, action, guard }));
     rig.platform.channel.userMessage({ chat: dm, sender: ada, text: 'job' });
     const report = await failureReport();
     expect(report).toMatch(/failed: I kept repeating myself: 4 failing tool calls in a row \(last: fetch_page: .*503 Service Unavailable\)\.$/);
+    // Each step of the ladder is an event of the job's thread: the warning, then the stop.
+    expect(guards.map((fired) => fired.action)).toEqual(['warning', 'stopped']);
+    expect(guards.every((fired) => /^job:/.test(fired.thread) && fired.guard === 'failures')).toBe(true);
     // The first streak of 3 is a note to the model, the next one stops the job: far from its 30 steps.
     expect(runs).toEqual([1, 2, 3, 4]);
     expect(jobCalls()).toBe(4);

@@ -15,7 +15,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { startAppRig, type AppRig } from '../support/app-rig.js';
 import { freePort } from '../support/ports.js';
 import { testGroup } from '../support/test-channel.js';
-import { ada, answer, dm, FIXTURE, model, offered, texts } from './chat.js';
+import { ada, answer, dm, FIXTURE, model, offered, serverStatus, texts } from './chat.js';
 
 const require = createRequire(import.meta.url);
 const EVERYTHING = join(dirname(require.resolve('@modelcontextprotocol/server-everything/package.json')), 'dist', 'index.js');
@@ -130,6 +130,28 @@ describe('MCP servers', () => {
       expect(rig.app.services.registry.sourceStatuses().find((s) => s.name === 'mcp:fix')).toMatchObject({ state: expect.stringMatching(/failed|starting/) });
       await rig.platform.waitFor(() => offered(rig!).includes('fix__slow'), 15_000, 'the tools back after the restart');
       expect(f.events().filter((e) => e === 'started').length).toBeGreaterThanOrEqual(2);
+    }, 60_000);
+
+    it('/mcp restart NAME (owners) starts a new server process and lists its tools again; a group admin is refused', async () => {
+      const f = fixture();
+      rig = await startAppRig({ responder: model, config: f.config });
+      await answer(rig!, 'call fix__add_tool', /added the tool/);
+      await rig.platform.waitFor(() => offered(rig!).includes('fix__added'), 5_000, 'the added tool');
+      const group = testGroup('g-mcp');
+      const bob = { id: 'bob', name: 'Bob' };
+      rig.platform.chatAdmins.set(group.chatId, new Set([bob.id]));
+      rig.platform.channel.command({ chat: group, sender: bob, name: 'mcp', args: 'restart fix' });
+      await rig.platform.waitFor(() => rig!.platform.messagesIn(group).some((m) => /Only an owner/.test(m.text)), 5_000, 'the refusal');
+      expect(f.events().filter((e) => e === 'started')).toHaveLength(1);
+      rig.platform.channel.command({ chat: dm, sender: ada, name: 'mcp', args: 'restart nosuch' });
+      await rig.platform.waitFor(() => texts(rig!).some((t) => /No MCP server is called "nosuch"/.test(t)), 5_000, 'the unknown server');
+      rig.platform.channel.command({ chat: dm, sender: ada, name: 'mcp', args: 'restart fix' });
+      await rig.platform.waitFor(() => texts(rig!).some((t) => /^Restarted fix: ready, 4 tools\.$/.test(t)), 15_000, 'the restart');
+      // A new process: the tool added at run time in the old one is gone, the configured ones are back.
+      expect(f.events().filter((e) => e === 'started')).toHaveLength(2);
+      expect(offered(rig)).not.toContain('fix__added');
+      expect(offered(rig)).toContain('fix__slow');
+      expect(serverStatus(rig, 'fix')).toMatchObject({ state: 'ready', tools: 4 });
     }, 60_000);
 
     it('a call past the server\'s time limit fails with a clear result', async () => {

@@ -78,4 +78,19 @@ describe('permission store', () => {
     expect(await again.get('bob', 'writer')).toBe('askEachTime');
     await reopened.close();
   });
+
+  it('knows who has choices of their own: added with the first, gone with the last reset', async () => {
+    const { store, permissions } = await fresh();
+    expect(await permissions.people()).toEqual([]);
+    await permissions.set('test:ann', 'writer', 'alwaysAllow');
+    await permissions.set('test:bob', 'shell', 'disabled');
+    await permissions.set('test:ann', 'shell', 'disabled');
+    expect((await permissions.people()).sort()).toEqual(['test:ann', 'test:bob']);
+    await permissions.reset('test:bob', 'shell');
+    await permissions.reset('test:ann', 'writer');
+    expect(await permissions.people()).toEqual(['test:ann']);
+    // Another store on the same data reads the same list.
+    expect(await createPermissionStore(store, catalog()).people()).toEqual(['test:ann']);
+    await store.close();
+  });
 });

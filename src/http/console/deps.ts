@@ -13,6 +13,7 @@ import type { RoutineStore } from '../../routines/routine.js';
 import type { RoutineScheduler } from '../../routines/scheduler.js';
 import type { Store } from '../../store/store.js';
 import type { ConversationDirectory } from './directory.js';
+import type { ThreadMarks } from './thread-marks.js';
 
 /** See the module comment. */
 export interface ConsoleDeps {
@@ -23,8 +24,12 @@ export interface ConsoleDeps {
   routineScheduler: Pick<RoutineScheduler, 'describe'>;
   store: Store;
   directory: ConversationDirectory;
+  /** Loop guards and compactions heard of, per thread. */
+  marks: ThreadMarks;
   traces?: TraceReader;
   log: Logger;
+  /** The live instances sharing the store, with this one's id; absent on a single process. */
+  instances?: () => Promise<{ self: string; instances: Array<{ id: string; channels: string[] }> }>;
   /** When the process started (epoch ms), for the uptime. */
   startedAt: number;
 }

@@ -25,6 +25,7 @@ export { CONSOLE_COMMAND } from './feature.js';
 import { LiveFeed } from './live.js';
 import { handleConsole } from './routes.js';
 import { Sessions } from './sessions.js';
+import { ThreadMarks } from './thread-marks.js';
 import { SignInLinks } from './sign-in-links.js';
 
 
@@ -38,7 +39,7 @@ export interface PreparedConsole {
   /** `/console`, to plug into the runtime. */
   feature: Feature;
   /** The handler for the operations endpoint, once the runtime exists. */
-  serve(rest: Omit<ConsoleDeps, 'config' | 'store' | 'log' | 'directory' | 'services'> & { assetsDir?: string }): ConsoleServer;
+  serve(rest: Omit<ConsoleDeps, 'config' | 'store' | 'log' | 'directory' | 'services' | 'marks'> & { assetsDir?: string }): ConsoleServer;
   /** Called once the endpoint listens, with its base URL (`http://127.0.0.1:8080`). */
   listening(baseUrl: string): void;
 }
@@ -59,13 +60,15 @@ export function prepareConsole(parts: { config: Config; store: Store; services: 
   const access = new ConsoleAccess(config, (name) => services.outbox.channelOf({ channel: name, chatId: '' }), directory, log);
   let base: string | undefined;
   const offDirectory = directory.follow(services.events, services.history, log);
+  const marks = new ThreadMarks();
+  const offMarks = marks.follow(services.events);
   return {
     feature: consoleFeature(consoleCommand(links, access, () => base)),
     listening(baseUrl) {
       base = baseUrl;
     },
     serve(rest) {
-      const deps: ConsoleDeps = { ...rest, config, store, services, directory, log };
+      const deps: ConsoleDeps = { ...rest, config, store, services, directory, marks, log };
       const errors = new ErrorCounter();
       const offErrors = errors.follow(services.events);
       const live = new LiveFeed(services.events, rest.traces);
@@ -79,6 +82,7 @@ export function prepareConsole(parts: { config: Config; store: Store; services: 
         close() {
           offErrors();
           offDirectory();
+          offMarks();
           live.close();
         },
       };

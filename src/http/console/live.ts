@@ -1,6 +1,7 @@
 /**
  * Live updates for open console pages (server-sent events): when a turn
- * starts or ends, a tool call or an approval happens, or a trace is recorded,
+ * starts or ends, a tool call or an approval happens, a loop guard acts, the
+ * history is compacted, or a trace is recorded,
  * each page that may see the thread is told which thread changed, and reads
  * it again. Only thread keys and event kinds travel, never content; a burst
  * of events of one thread is sent as one.
@@ -17,7 +18,7 @@ const HEARTBEAT_MS = 15_000;
 /** One change a page hears of. */
 export interface LiveChange {
   thread: string;
-  kind: 'turn' | 'tool' | 'approval' | 'trace' | 'work';
+  kind: 'turn' | 'tool' | 'approval' | 'trace' | 'work' | 'guard' | 'compaction';
 }
 
 type Listener = (change: LiveChange) => void;
@@ -34,6 +35,8 @@ export class LiveFeed {
       events.on('turn.ended', (event) => this.changed({ thread: event.thread, kind: 'turn' })),
       events.on('tool.call', (event) => this.changed({ thread: event.thread, kind: 'tool' })),
       events.on('approval', (event) => this.changed({ thread: event.thread, kind: 'approval' })),
+      events.on('guard', (event) => this.changed({ thread: event.thread, kind: 'guard' })),
+      events.on('compaction', (event) => this.changed({ thread: event.thread, kind: 'compaction' })),
     );
     if (traces) this.offs.push(traces.onTrace((trace) => this.changed({ thread: trace.thread, kind: 'trace' })));
   }

@@ -28,7 +28,8 @@ import { errorPage, refusedLinkPage, SECURITY_HEADERS, shellPage, signedOutPage,
 import { cookieOf, csrfMatches, SESSION_COOKIE, SESSION_TTL_MS, sessionCookie, type Session, type Sessions } from './sessions.js';
 import type { SignInLinks } from './sign-in-links.js';
 import * as views from './views.js';
-import { administers, seesWork, type Viewer } from './viewer.js';
+import { mcpServers, toolChoices, usageByPerson } from './operations.js';
+import { administers, restartsMcp, seesEveryone, seesWork, type Viewer } from './viewer.js';
 
 /** The largest request body the console reads. */
 const MAX_BODY_BYTES = 8_192;
@@ -117,7 +118,7 @@ async function route(parts: RouteParts, url: URL, request: IncomingMessage, resp
 
 async function getApi(parts: RouteParts, viewer: Viewer, session: Session, api: string, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const { deps } = parts;
-  if (api === 'session') return sendJson(response, 200, { name: viewer.name, userId: viewer.userId, role: viewer.role, csrf: session.csrf, expiresAt: session.expiresAt });
+  if (api === 'session') return sendJson(response, 200, { name: viewer.name, userId: viewer.userId, role: viewer.role, seesEveryone: seesEveryone(viewer), csrf: session.csrf, expiresAt: session.expiresAt });
   if (api === 'overview') return sendJson(response, 200, await views.overview(deps, parts.errors));
   if (api === 'conversations') return sendJson(response, 200, await views.conversations(deps, viewer));
   if (api.startsWith('conversations/')) {
@@ -127,6 +128,13 @@ async function getApi(parts: RouteParts, viewer: Viewer, session: Session, api: 
   }
   if (api === 'work') return sendJson(response, 200, await views.work(deps, viewer));
   if (api === 'policy') return sendJson(response, 200, await views.policy(deps, viewer));
+  if (api === 'mcp') return sendJson(response, 200, mcpServers(deps, viewer));
+  if (api === 'usage') return sendJson(response, 200, await usageByPerson(deps, viewer));
+  if (api === 'permissions') {
+    const choices = await toolChoices(deps, viewer);
+    if (!choices) throw new Refusal(403, 'only owners and configured admins see everyone\'s tool choices');
+    return sendJson(response, 200, choices);
+  }
   if (api.startsWith('traces/')) {
     const trace = await views.trace(deps, viewer, decodeURIComponent(api.slice('traces/'.length)));
     if (!trace) throw new Refusal(404, 'no such trace');
@@ -158,6 +166,11 @@ async function postApi(parts: RouteParts, viewer: Viewer, api: string, request: 
     // From the conversation it was made in when the viewer administers it there, else from their DM: the command decides as in chat.
     const chat = record.origin.kind === 'group' && administers(viewer, record.origin.scope) ? record.origin : dmOf(viewer);
     return sendJson(response, 200, await runAs(run, viewer, chat, kind, `${action} ${id}`));
+  }
+  const restart = /^mcp\/([\w.-]{1,64})\/restart$/.exec(api);
+  if (restart) {
+    if (!restartsMcp(viewer)) throw new Refusal(403, 'only an owner can restart an MCP server');
+    return sendJson(response, 200, await runAs(run, viewer, dmOf(viewer), 'mcp', `restart ${restart[1]!}`));
   }
   if (api === 'policy') {
     const change = PolicyChangeSchema.safeParse(await readJson(request));

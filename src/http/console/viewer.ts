@@ -54,3 +54,13 @@ export function policyScopes(viewer: Viewer, knownScopes: readonly string[]): st
   const groups = knownScopes.filter((scope) => scope !== 'global' && administers(viewer, scope));
   return viewer.role === 'owner' || viewer.allGroups ? ['global', ...groups] : groups;
 }
+
+/** Whether `viewer` sees everyone's usage and tool choices: owners and configured admins, as `/usage` shows them everyone's. */
+export function seesEveryone(viewer: Viewer): boolean {
+  return viewer.role === 'owner' || viewer.allGroups;
+}
+
+/** Whether `viewer` may restart an MCP server: owners only, as `/mcp restart` allows. */
+export function restartsMcp(viewer: Viewer): boolean {
+  return viewer.role === 'owner';
+}

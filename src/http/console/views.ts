@@ -8,6 +8,7 @@
  */
 import { qualifiedUserId } from '../../channels/types.js';
 import type { ChatMessage } from '../../llm/types.js';
+import { SUMMARY_PREFIX } from '../../engine/compaction.js';
 import { dayOf } from '../../engine/usage.js';
 import { displayJson, redactParams } from '../../tools/stages/sensitive.js';
 import type { Trace, TraceSummary } from '../../engine/traces/types.js';
@@ -43,6 +44,7 @@ export async function overview(deps: ConsoleDeps, errors: ErrorCounter) {
     return { name, state: !started ? 'not started' : state && !state.ready ? (state.reason ?? 'not receiving') : 'receiving' };
   });
   return {
+    instances: await instancesOf(deps),
     channels,
     models: models.list().map((choice) => ({ name: choice.name, isDefault: Boolean(choice.isDefault) })),
     uptimeSeconds: Math.floor((now - deps.startedAt) / 1000),
@@ -53,6 +55,18 @@ export async function overview(deps: ConsoleDeps, errors: ErrorCounter) {
     today: days[days.length - 1],
     days,
   };
+}
+
+/** The instances sharing the store (one when there is no cluster, or its list cannot be read now). */
+async function instancesOf(deps: ConsoleDeps) {
+  if (!deps.instances) return { shared: false, list: [] };
+  try {
+    const { self, instances } = await deps.instances();
+    return { shared: true, list: instances.map((instance) => ({ id: deps.services.outbox.redact(instance.id), channels: instance.channels, self: instance.id === self })) };
+  } catch (error) {
+    deps.log.warn({ err: error }, 'console: the list of instances could not be read');
+    return { shared: true, list: [], unavailable: true };
+  }
 }
 
 /** The conversations `viewer` may see, with each one's cost so far. */
@@ -86,27 +100,56 @@ export async function conversation(deps: ConsoleDeps, entry: DirectoryEntry) {
   const record = await history.get(entry.key);
   const pending = await approvals.pendingFor(entry.key);
   const traces: TraceSummary[] = deps.traces ? await deps.traces.recent({ thread: entry.key, limit: 20 }) : [];
+  const messages = record?.messages ?? [];
+  const redact = conversationRedactor(deps, [...messages.flatMap((message) => (message.role === 'assistant' ? (message.toolCalls ?? []) : [])), ...(pending ? [pending.call] : [])]);
   return {
     key: entry.key,
     label: outbox.redact(labelOf(entry)),
     kind: entry.chat.kind,
     turns: record?.turns ?? 0,
     costUsd: record?.usage.costUsd ?? 0,
-    messages: (record?.messages ?? []).slice(-200).flatMap((message) => shownMessage(deps, message)),
-    pendingApproval: pending ? { tool: pending.call.name, summary: outbox.redact(pending.summary), expiresAt: pending.expiresAt } : undefined,
+    messages: messages.slice(-200).flatMap((message) => shownMessage(deps, message, redact)),
+    pendingApproval: pending ? { tool: pending.call.name, summary: redact(pending.summary), expiresAt: pending.expiresAt } : undefined,
     traces: traces.map((trace) => ({ id: trace.id, kind: trace.kind, startedAt: trace.startedAt, durationMs: trace.durationMs, outcome: trace.outcome, spanCount: trace.spanCount, costUsd: trace.costUsd })),
     tracesRecorded: Boolean(deps.traces),
+    marks: deps.marks.of(entry.key).map((mark) => (mark.kind === 'guard' && mark.summary ? { ...mark, summary: redact(mark.summary) } : mark)),
   };
 }
 
-/** A stored message as the page shows it: system prompts left out, everything redacted. */
-function shownMessage(deps: ConsoleDeps, message: ChatMessage) {
-  const redact = (text: string) => deps.services.outbox.redact(text);
+/**
+ * The logs' redactor, plus the values of the sensitive arguments of the
+ * conversation's tool calls: a loop guard's words, or the question it asked,
+ * quote a call's arguments as the model sent them.
+ */
+function conversationRedactor(deps: ConsoleDeps, calls: ReadonlyArray<{ name: string; arguments: string }>): (text: string) => string {
+  const secrets = new Set<string>();
+  for (const call of calls) {
+    const sensitive = deps.services.registry.get(call.name)?.tool.sensitiveParams;
+    if (!sensitive?.length) continue;
+    try {
+      const parsed = JSON.parse(call.arguments) as Record<string, unknown>;
+      for (const key of sensitive) {
+        const value = parsed?.[key];
+        if (value !== undefined && value !== null) secrets.add(typeof value === 'string' ? value : JSON.stringify(value));
+      }
+    } catch {
+      // Arguments that are not JSON name no sensitive value.
+    }
+  }
+  // Longest first, so that a value inside another is not left half shown; very short values would blank ordinary words.
+  const values = [...secrets].filter((value) => value.length >= 4).sort((a, b) => b.length - a.length);
+  return (text) => values.reduce((shown, value) => shown.split(value).join('[redacted]'), deps.services.outbox.redact(text));
+}
+
+/** A stored message as the page shows it: system prompts left out, everything redacted (by `redact`, and each tool's sensitive arguments). */
+function shownMessage(deps: ConsoleDeps, message: ChatMessage, redact: (text: string) => string) {
   const redactor = { redact };
   switch (message.role) {
     case 'system':
       return [];
     case 'user':
+      // The summary that replaced the older messages when the history was compacted.
+      if (message.content.startsWith(SUMMARY_PREFIX)) return [{ role: 'summary', text: redact(message.content.slice(SUMMARY_PREFIX.length)) }];
       return [{ role: 'user', text: redact(message.content) }];
     case 'tool':
       return [{ role: 'tool', callId: message.toolCallId, text: redact(message.content.slice(0, SHOWN_CHARS + 512)).slice(0, SHOWN_CHARS) }];

@@ -3,19 +3,23 @@
  * the app built in-process over the test platform: signing in with a link
  * received in a DM, a live turn's tool call appearing without a reload, its
  * trace's waterfall, cancelling a job, a policy change seen by `/policy list`
- * in chat, a used link refused, and the overview's size and load time.
+ * in chat, the MCP servers and a restart, usage per person and day, people's
+ * own tool choices, a used link refused, and the overview's size and load time.
  *
  * Skipped, with the reason in its name, when Chromium is not installed and CI
  * is not set (on CI a missing browser fails). With PINCER_CONSOLE_SCREENSHOTS=1
  * it writes a screenshot of each page into docs/console/.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { FIXTURE } from '../../mcp/chat.js';
 import { testDm, testGroup } from '../../support/test-channel.js';
 import { linkFor, startConsoleRig, type ConsoleRig } from './rig.js';
-import { loginModel, PASSWORD, signInTool } from './support.js';
+import { loginModel, PASSWORD, repeatingModel, signInTool } from './support.js';
 
 const CHROMIUM = process.env.PINCER_CHROMIUM ?? '/usr/bin/chromium';
 const available = existsSync(CHROMIUM);
@@ -71,6 +75,7 @@ describe.skipIf(skip)(skip ? `the console in a browser (skipped: no Chromium at 
     await r.app.runtime.idle();
     const page = await signedInPage(r);
     await page.locator('.chart canvas').first().waitFor();
+    expect(await page.getByTestId('instances').textContent()).toBe('Instancesone instance');
     await shot(page, 'overview');
 
     await page.getByRole('link', { name: 'Conversations' }).click();
@@ -129,6 +134,80 @@ describe.skipIf(skip)(skip ? `the console in a browser (skipped: no Chromium at 
     say(r, '/policy list');
     const listed = await r.platform.waitFor(() => r.platform.messagesIn(DM).find((m) => m.text.startsWith('Tool policy')), 5_000, '/policy list');
     expect(listed.text).toContain('sign_in_site: disabled (set globally)');
+    await page.close();
+  });
+
+  it('shows the MCP servers and restarts one from the page', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pincer-console-mcp-'));
+    const log = join(dir, 'events.log');
+    const starts = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((line) => line === 'started').length : 0);
+    try {
+      const r = await startConsoleRig({ config: { mcp: { servers: { fix: { command: process.execPath, args: ['--import', 'tsx', FIXTURE], env: { FIXTURE_LOG: log }, approval: 'never' } } } } });
+      rig = r;
+      const page = await signedInPage(r);
+      await page.getByRole('link', { name: 'MCP servers' }).click();
+      const row = page.locator('tr[data-server="fix"]');
+      await row.waitFor();
+      expect(await row.textContent()).toMatch(/fix\s*ready\s*stdio\s*4/);
+      expect(await row.textContent()).toContain('fix__slow');
+      expect(starts()).toBe(1);
+      await row.getByRole('button', { name: 'Restart' }).click();
+      await expect.poll(() => page.getByRole('status').textContent(), { timeout: 15_000 }).toBe('Restarted fix: ready, 4 tools.');
+      expect(starts()).toBe(2);
+      await shot(page, 'mcp');
+      await page.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('shows usage per person and day, and people\'s own tool choices under the policy', async () => {
+    const r = await startConsoleRig({ tools: [signInTool()], responder: loginModel, config: { llm: { prices: { 'fake-model': { input: 1, output: 2 } } } } });
+    rig = r;
+    say(r, 'hello');
+    await r.platform.waitFor(() => r.platform.lastMessage(DM)?.text.startsWith('echo'), 5_000, 'the answer');
+    const group = testGroup('g1', 'Garden club');
+    r.platform.channel.userMessage({ chat: group, sender: { id: 'carol', name: 'carol' }, text: 'hello', mentionsBot: true });
+    await r.platform.waitFor(() => r.platform.lastMessage(group), 5_000, 'the answer in the group');
+    await r.app.runtime.idle();
+    await r.app.services.permissions.set('test:carol', 'sign_in_site', 'disabled');
+    const page = await signedInPage(r);
+    await page.getByRole('link', { name: 'Usage' }).click();
+    const today = new Date().toISOString().slice(0, 10);
+    const owner = page.locator(`tr[data-user="test:owner"][data-day="${today}"]`);
+    await owner.waitFor();
+    expect(await owner.locator('td').nth(2).textContent()).toBe('1');
+    await page.locator('tr[data-user="test:carol"]').waitFor();
+    await shot(page, 'usage');
+    await page.getByRole('link', { name: 'Policy' }).click();
+    const choice = page.locator('[data-testid="tool-choices"] tr[data-user="test:carol"]');
+    await choice.waitFor();
+    expect(await choice.textContent()).toBe('test:carolsign_in_sitedisabled');
+    await choice.scrollIntoViewIfNeeded();
+    await shot(page, 'permissions');
+    await page.close();
+  });
+
+  it('shows a loop guard\'s warnings and its question in a conversation as they happen', async () => {
+    const r = await startConsoleRig({ tools: [signInTool()], responder: repeatingModel });
+    rig = r;
+    say(r, 'hello');
+    await r.platform.waitFor(() => r.platform.lastMessage(DM)?.text === 'ok', 5_000, 'the first answer');
+    await r.app.runtime.idle();
+    const page = await signedInPage(r);
+    await page.getByRole('link', { name: 'Conversations' }).click();
+    await page.getByRole('link', { name: 'DM dm-owner' }).click();
+    await page.getByText('No loop guard acted').waitFor();
+    await page.evaluate('window.notReloaded = true');
+    say(r, 'loop please');
+    const question = page.locator('[data-testid="marks"] li[data-action="question"]');
+    await question.waitFor({ timeout: 10_000 });
+    expect(await question.textContent()).toContain('asked the person (Continue or Stop)');
+    expect(await page.locator('[data-testid="marks"] li[data-action="warning"]').count()).toBe(2);
+    expect(await page.content()).not.toContain(PASSWORD);
+    expect(await page.evaluate('window.notReloaded')).toBe(true);
+    await page.locator('[data-testid="marks"]').scrollIntoViewIfNeeded();
+    await shot(page, 'conversation-guards');
     await page.close();
   });
 

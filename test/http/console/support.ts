@@ -1,7 +1,7 @@
 /**
  * What the console's tests share: a tool with a sensitive argument, and a
  * model that calls it for a message starting with "login" and otherwise
- * echoes.
+ * echoes, and one that repeats a call until the loop guards act.
  */
 import { z } from 'zod';
 import type { Tool } from '../../../src/tools/types.js';
@@ -37,4 +37,17 @@ export function loginModel(request: FakeLlmRequest): FakeLlmEntry {
   }
   if (last.role === 'tool') return textReply('You are signed in.');
   return echoAll(request);
+}
+
+/**
+ * For a message with "loop": calls `sign_in_site` with the same arguments
+ * whenever tools are offered (the loop guards meet it), text when they are
+ * not; a summary for compaction; "ok" to anything else.
+ */
+export function repeatingModel(request: FakeLlmRequest): FakeLlmEntry {
+  if (String(request.messages[0]?.content ?? '').startsWith('Summarise the conversation')) return textReply('They talked about filler.');
+  const last = String(request.messages.at(-1)?.content ?? '');
+  if (!last.includes('loop') && request.messages.at(-1)?.role === 'user' && !last.startsWith('You ')) return textReply('ok');
+  if (!request.tools?.length) return textReply('Here is what I have.');
+  return toolCallReply([{ name: 'sign_in_site', arguments: { site: 'example.org', password: PASSWORD } }]);
 }

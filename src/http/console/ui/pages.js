@@ -3,28 +3,13 @@
  * jobs and routines, policy, and a trace's waterfall. Each reads its JSON
  * from the server and draws it; nothing here is trusted by the server.
  */
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, onChange } from './api.js';
 import { UsageChart } from './chart.js';
 import { count, duration, usd, when } from './format.js';
 import { html } from './html.js';
-
-/** Reads `path` now and on each call of the `reload` it gives: [data, error, reload]. */
-function useApi(path) {
-  const [state, setState] = useState({ data: undefined, error: undefined });
-  const load = useCallback(() => {
-    api(path).then(
-      (data) => setState({ data, error: undefined }),
-      (error) => setState((previous) => ({ data: previous.data, error: error.message })),
-    );
-  }, [path]);
-  useEffect(load, [load]);
-  return [state.data, state.error, load];
-}
-
-function Loading({ error }) {
-  return error ? html`<p class="error" role="alert">${error}</p>` : html`<p class="muted">Loading…</p>`;
-}
+import { ToolChoices } from './operations.js';
+import { Loading, useApi } from './use-api.js';
 
 /** Channels, models, uptime, turns in flight, errors, and usage today and over 14 days. */
 export function Overview() {
@@ -38,6 +23,8 @@ export function Overview() {
       <div class="card"><h2>Turns in flight</h2><p class="big" data-testid="turns-in-flight">${data.turnsInFlight}</p><p class="muted">${data.activeThreads} active threads, ${data.queuedMessages} queued</p></div>
       <div class="card"><h2>Today</h2><p class="big">${usd(data.today.costUsd)}</p><p class="muted">${count(data.today.inputTokens)} in / ${count(data.today.outputTokens)} out tokens, ${count(data.today.calls)} calls</p></div>
       <div class="card"><h2>Errors, last hour</h2><p class="big">${data.errorsLastHour}</p></div>
+      <div class="card" data-testid="instances"><h2>Instances</h2><p class="big">${!data.instances.shared ? 'one instance' : data.instances.unavailable ? 'unknown' : data.instances.list.length}</p>
+        ${data.instances.shared && html`<ul class="instances">${data.instances.list.map((i) => html`<li>${i.id}${i.self ? ' (this one)' : ''} <span class="muted">${i.channels.join(', ')}</span></li>`)}</ul>`}</div>
     </div>
     <h2>Channels</h2>
     <table><thead><tr><th>Channel</th><th>State</th></tr></thead>
@@ -82,7 +69,7 @@ export function Conversation({ threadKey }) {
         .filter((m) => m.role !== 'tool')
         .map(
           (m) => html`<li class=${`message ${m.role}`}>
-            <span class="who">${m.role === 'user' ? 'User' : 'Bot'}</span>
+            <span class="who">${m.role === 'user' ? 'User' : m.role === 'summary' ? 'Summary of the earlier conversation (compacted)' : 'Bot'}</span>
             ${m.text && html`<p class="text">${m.text}</p>`}
             ${(m.calls ?? []).map(
               (call) => html`<details class="call" data-tool=${call.tool} open>
@@ -94,6 +81,10 @@ export function Conversation({ threadKey }) {
           </li>`,
         )}
     </ol>
+    <h2>Guards and compactions</h2>
+    ${data.marks.length === 0
+      ? html`<p class="muted">No loop guard acted and the history was not compacted since this instance started.</p>`
+      : html`<ul class="marks" data-testid="marks">${data.marks.map((mark) => html`<li class=${`mark ${mark.kind}`} data-kind=${mark.kind} data-action=${mark.action}>${when(mark.at)}: ${markText(mark)}</li>`)}</ul>`}
     <h2>Traces</h2>
     ${!data.tracesRecorded
       ? html`<p class="muted">Traces are not recorded on this instance.</p>`
@@ -101,6 +92,19 @@ export function Conversation({ threadKey }) {
         ? html`<p class="muted">No trace yet.</p>`
         : html`<ul>${data.traces.map((t) => html`<li><a href=${`#/traces/${encodeURIComponent(t.id)}`}>${when(t.startedAt)}: ${t.kind}, ${t.outcome}, ${duration(t.durationMs)}, ${t.spanCount} spans, ${usd(t.costUsd)}</a></li>`)}</ul>`}
   </section>`;
+}
+
+const GUARD_ACTIONS = {
+  warning: 'warned the model that it repeats itself',
+  forced_answer: 'forced an answer without tools',
+  question: 'asked the person (Continue or Stop)',
+  stopped: 'stopped the turn',
+};
+
+/** A guard's or a compaction's line in a conversation. */
+function markText(mark) {
+  if (mark.kind === 'compaction') return `History compacted: ${mark.before} messages became ${mark.after}${mark.forced ? ' (the context was full)' : ''}.`;
+  return `Loop guard (${mark.guard.replace('_', ' ')}) ${GUARD_ACTIONS[mark.action] ?? mark.action}${mark.summary ? `: ${mark.summary}` : '.'}`;
 }
 
 /** Jobs and routines, with cancel, pause and resume (the commands decide who may). */
@@ -147,7 +151,7 @@ export function Work() {
 const MODES = ['allow', 'ask', 'disable', 'reset'];
 
 /** The tool policy of each scope the viewer administers, changed as `/policy` changes it. */
-export function Policy() {
+export function Policy({ me }) {
   const [data, error, reload] = useApi('policy');
   const [said, setSaid] = useState('');
   const change = (scope, tool, mode) =>
@@ -170,6 +174,7 @@ export function Policy() {
             <td>${MODES.map((mode) => html`<button class="small" disabled=${mode === t.mode && t.source !== 'default'} onClick=${() => change(scope.scope, t.tool, mode)}>${mode}</button> `)}</td></tr>`,
         )}</tbody></table>`,
     )}
+    ${me.seesEveryone && html`<${ToolChoices} />`}
   </section>`;
 }
 
