@@ -330,7 +330,15 @@ describe.skipIf(!available)(`threads shared by two instances on Redis${skip}`, (
     await waitFor(() => held.waiting === 2, () => 'the second turn, on the other instance');
     expect(holds(second, 2)).toBe(true);
     // Both instances are busy: the new threads wait in Redis, not in one instance's queue.
+    // Thread 3 is the older one: its news reaches both instances (their coordinators listened first) before 4 is sent.
+    const heard = new Set<Instance>();
+    for (const instance of [a, b]) {
+      clusterOf(instance.app.deployment)!.node.onMessage((news) => {
+        if (news.type === 'poke' && news.thread === threadKeyOf(person(3).chat)) heard.add(instance);
+      });
+    }
     a.channel.userMessage({ ...person(3), text: 'three' });
+    await waitFor(() => heard.size === 2, () => 'the news of the third thread on both instances');
     b.channel.userMessage({ ...person(4), text: 'four' });
     await new Promise((resolve) => setTimeout(resolve, 300));
     for (const n of [3, 4]) expect([holds(a, n), holds(b, n)]).toEqual([false, false]);
