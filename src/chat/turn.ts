@@ -19,7 +19,6 @@ import { inboxId } from '../engine/inbox.js';
 import { userMessagesFor } from './inbound-format.js';
 import { sendAnswerImages } from './attachments/answer-images.js';
 import { receiveTurnFiles, rememberFiles } from './attachments/turn-files.js';
-import { workspaceSettingsOf } from '../tools/builtin/index.js';
 import { runAgenticLoop, type LoopContext, type LoopOutcome } from '../engine/loop.js';
 import type { AgentServices } from '../engine/services.js';
 import { answerOptions, interruptedResults, openTurn, prefaceName, RESTART_NOTICE, restartNoticeName, SHUTDOWN_NOTICE, shownAnswer } from './turn-restart.js';
@@ -102,7 +101,7 @@ export class TurnEngine {
       // The same key as the first attempt: a platform that recognises it does not post the answer twice.
       const options = answerOptions(turn, record.key, open);
       await turn.presenter.finish(shownAnswer(open, open.answer), { ...options, resumed: true });
-      await this.sendImagesOf(turn, open.answer);
+      await sendAnswerImages(open.answer, this.services, () => new ChatDelegate(turn, this.services).toolContext());
       delete record.turn;
       await this.save(turn);
       await this.services.outbox.forget(options.idempotencyKey);
@@ -296,18 +295,12 @@ export class TurnEngine {
       }
       const options = answerOptions(turn, record.key, open);
       await turn.presenter.finish(shownAnswer(open, text), options);
-      await this.sendImagesOf(turn, text);
+      await sendAnswerImages(text, this.services, () => new ChatDelegate(turn, this.services).toolContext());
       delete record.turn;
       await this.save(turn, { wait: false });
       // Once the closed turn is on record nothing sends this answer again, and the record of its parts can go.
       void this.services.history.flushThread(record.key).then(() => this.services.outbox.forget(options.idempotencyKey));
     })();
-  }
-
-  /** Sends the workspace pictures the answer embeds (answer-images.ts), once each, after its text. */
-  private async sendImagesOf(turn: TurnState, text: string): Promise<void> {
-    if (!text.includes('![')) return;
-    await sendAnswerImages(text, workspaceSettingsOf(this.services.config), new ChatDelegate(turn, this.services).toolContext(), this.services.log);
   }
 
   /** Names in the journal the message the reply is streaming into (or no longer): after a crash it is edited, not left behind. */

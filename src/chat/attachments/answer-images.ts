@@ -9,9 +9,9 @@
  * not), at most {@link MAX_ANSWER_IMAGES}, within the workspace rules of
  * `files_read`; anything else stays as the text the model wrote.
  */
-import type { Logger } from '../../log.js';
+import type { AgentServices } from '../../engine/services.js';
 import { readForSend } from '../../tools/builtin/files-send.js';
-import type { WorkspaceSettings } from '../../tools/builtin/lib/workspaces.js';
+import { workspaceSettingsOf } from '../../tools/builtin/index.js';
 import type { ToolContext } from '../../tools/types.js';
 
 /** The most pictures one answer sends. */
@@ -33,11 +33,21 @@ export function embeddedImages(text: string): string[] {
   return paths;
 }
 
-/** Sends the workspace images `text` embeds to the conversation of `ctx`; what could not be sent is logged, never thrown. */
-export async function sendAnswerImages(text: string, settings: WorkspaceSettings, ctx: ToolContext, log: Logger): Promise<void> {
+/**
+ * Sends the workspace images `text` embeds to the conversation of the turn
+ * whose tool context `contextOf` gives (made only when there is an image to
+ * send); what could not be sent is logged, never thrown.
+ */
+export async function sendAnswerImages(text: string, services: Pick<AgentServices, 'config' | 'log'>, contextOf: () => ToolContext): Promise<void> {
+  if (!text.includes('![')) return;
+  const paths = embeddedImages(text);
+  if (!paths.length) return;
+  const ctx = contextOf();
   const outlet = ctx.outlet;
   if (!outlet?.limits) return;
-  for (const path of embeddedImages(text)) {
+  const settings = workspaceSettingsOf(services.config);
+  const { log } = services;
+  for (const path of paths) {
     try {
       const { file, sha256 } = await readForSend(settings, { path }, ctx);
       if (file.as !== 'photo') continue;
