@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { buildSystemPrompt } from '../src/chat/system-prompt.js';
 import { createApp } from '../src/app.js';
 import { parseConfig } from '../src/config/load.js';
+import { calculatorTool } from '../src/tools/builtin/calculator.js';
 import type { Tool, ToolContext } from '../src/tools/types.js';
 import { TestPlatform, testDm } from '../test/support/test-channel.js';
 
@@ -44,8 +45,11 @@ async function duringThreads<T>(work: () => Promise<T>): Promise<T & { rssBefore
     : undefined;
   // PINCER_BENCH_ALLOCATIONS=<file>: a sampling profile of every allocation during the threads, garbage included.
   const allocations = process.env.PINCER_BENCH_ALLOCATIONS ? await startAllocationSampling() : undefined;
+  // PINCER_BENCH_CPU_PROFILE=<file>: a CPU profile of the threads alone (start-up left out), for Chrome's DevTools.
+  const cpu = process.env.PINCER_BENCH_CPU_PROFILE ? await startCpuProfile() : undefined;
   const result = await work();
   if (allocations) writeFileSync(process.env.PINCER_BENCH_ALLOCATIONS!, JSON.stringify(await allocations()));
+  if (cpu) writeFileSync(process.env.PINCER_BENCH_CPU_PROFILE!, JSON.stringify(await cpu()));
   clearTimeout(snapshot);
   clearInterval(timer);
   sample();
@@ -53,16 +57,35 @@ async function duringThreads<T>(work: () => Promise<T>): Promise<T & { rssBefore
   return { ...result, busyMs: performance.eventLoopUtilization(loop).active, rssBeforeKb: before, rssPeakKb: peakAfter > peakBefore ? peakAfter : sampled };
 }
 
-/** Starts V8's sampling heap profiler over everything allocated, collected or not; the returned function stops it. */
-async function startAllocationSampling(): Promise<() => Promise<unknown>> {
+/** An inspector session's `post`, as a promise. */
+function inspector(): { post: (method: string, params?: object) => Promise<unknown>; close: () => void } {
   const session = new Session();
   session.connect();
   const post = (method: string, params?: object) =>
     new Promise<unknown>((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result))));
+  return { post, close: () => session.disconnect() };
+}
+
+/** Starts V8's CPU profiler; the returned function stops it and gives the profile. */
+async function startCpuProfile(): Promise<() => Promise<unknown>> {
+  const { post, close } = inspector();
+  await post('Profiler.enable');
+  await post('Profiler.setSamplingInterval', { interval: 200 });
+  await post('Profiler.start');
+  return async () => {
+    const { profile } = (await post('Profiler.stop')) as { profile: unknown };
+    close();
+    return profile;
+  };
+}
+
+/** Starts V8's sampling heap profiler over everything allocated, collected or not; the returned function stops it. */
+async function startAllocationSampling(): Promise<() => Promise<unknown>> {
+  const { post, close } = inspector();
   await post('HeapProfiler.startSampling', { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
   return async () => {
     const { profile } = (await post('HeapProfiler.stopSampling')) as { profile: unknown };
-    session.disconnect();
+    close();
     return profile;
   };
 }
@@ -87,6 +110,7 @@ async function pincerRequestParts(): Promise<{ system: (thread: number) => strin
 }
 
 async function baseline() {
+  const calculator = calculatorTool();
   const client = new OpenAI({ baseURL: llmUrl, apiKey: 'bench', maxRetries: 0, timeout: 600_000 });
   const { system, tools } = await pincerRequestParts();
   /** One conversation; `wait` runs the wait tool until `signal` aborts it, which ends the loop. */
@@ -107,7 +131,9 @@ async function baseline() {
           toolStarted?.();
           if (await waitAborted(args.ms ?? 0, signal)) return;
         }
-        messages.push({ role: 'tool', tool_call_id: call.id, content: String(args.expression ?? 'waited') });
+        // The same tool's work as pincer's (the calculator evaluates the expression), so that only what runs around it differs.
+        const content = args.expression === undefined ? 'waited' : await calculator.execute({ expression: args.expression }, undefined as never);
+        messages.push({ role: 'tool', tool_call_id: call.id, content: String(content) });
       }
     }
   };

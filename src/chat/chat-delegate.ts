@@ -149,7 +149,9 @@ export class ChatDelegate implements LoopDelegate<PendingApproval> {
       this.warnedLastRound = true;
       ctx.messages.push({ role: 'user', content: LAST_TOOL_ROUND_NOTICE });
     }
-    ctx.messages[0] = { role: 'system', content: this.systemPrompt(ctx) };
+    const system = this.systemPrompt(ctx);
+    // The same message while its text stays the same: its redacted wire form is then made once a turn, not once a call.
+    if (ctx.messages[0]?.role !== 'system' || ctx.messages[0].content !== system) ctx.messages[0] = { role: 'system', content: system };
     const history = ctx.messages.slice(1);
     const repaired = repairHistory(history);
     if (repaired !== history) {

@@ -9,8 +9,15 @@ import { UsageTotalsSchema, zeroUsage, type UsageTotals } from './history.js';
 
 /** The UTC day of a time, `YYYY-MM-DD`. */
 export function dayOf(time: number): string {
-  return new Date(time).toISOString().slice(0, 10);
+  // Asked on every model call: the last day's name is kept with its bounds.
+  if (time >= lastDay.start && time < lastDay.start + DAY_MS) return lastDay.name;
+  const name = new Date(time).toISOString().slice(0, 10);
+  if (Number.isFinite(time)) lastDay = { start: time - (((time % DAY_MS) + DAY_MS) % DAY_MS), name };
+  return name;
 }
+
+const DAY_MS = 86_400_000;
+let lastDay = { start: Number.NaN, name: '' };
 
 /** Adds one response's usage to totals (in place) and returns them. */
 export function addUsage(totals: UsageTotals, response: LlmResponse, images = 0): UsageTotals {
@@ -59,6 +66,8 @@ export class UsageLedger {
   /** People to add to their day's list at the next write. */
   private readonly unlisted = new Set<string>();
   private readonly cache = new Map<string, Promise<UsageTotals>>();
+  /** The totals of `cache` that have been read: a call's usage is added to them at once, with no await. */
+  private readonly held = new Map<string, UsageTotals>();
   private readonly dirty = new Set<string>();
   /** Each total as last read from or written to the store: what is beyond it is this process's to add. */
   private readonly stored = new Map<string, UsageTotals>();
@@ -72,7 +81,16 @@ export class UsageLedger {
   /** Totals being changed right now (between their read and the change), never evicted. */
   private readonly inUse = new Map<string, number>();
 
-  constructor(store: Store, private readonly now: () => number = Date.now) {
+  /**
+   * @param options.soleWriter no other process writes this store's usage (SQLite and Postgres are
+   *   locked to one process): what the store holds is what this ledger last read or wrote, so a
+   *   write sets it without reading it first, and a check reads nothing when no call is unwritten.
+   */
+  constructor(
+    store: Store,
+    private readonly now: () => number = Date.now,
+    private readonly options: { soleWriter?: boolean } = {},
+  ) {
     this.days = store.namespace('usage', UsageTotalsSchema, 1);
     this.people = store.namespace('usage-people', z.array(z.string()), 1);
   }
@@ -82,6 +100,12 @@ export class UsageLedger {
     const day = dayOf(this.now());
     const keys = [`user:${userId}:${day}`, `total:${day}`, ...(options.job ? [`jobs:${userId}:${day}`] : [])];
     for (const key of keys) {
+      const held = this.held.get(key);
+      if (held) {
+        addUsage(held, response, options.images);
+        this.dirty.add(key);
+        continue;
+      }
       // Kept in memory from the read to the change: an eviction in between would lose it.
       this.inUse.set(key, (this.inUse.get(key) ?? 0) + 1);
       try {
@@ -156,6 +180,7 @@ export class UsageLedger {
       if (this.dirty.has(key) || this.inUse.has(key) || this.writing.has(key)) continue;
       if (!key.endsWith(today) || excess > 0) {
         this.cache.delete(key);
+        this.held.delete(key);
         this.stored.delete(key);
         excess -= 1;
       }
@@ -221,8 +246,15 @@ export class UsageLedger {
   private async add(key: string): Promise<void> {
     const totals = await this.totals(key);
     const sent = { ...totals };
-    const delta = combine(sent, this.stored.get(key) ?? zeroUsage(), -1);
-    const stored = isZero(delta) ? ((await this.days.get(key)) ?? zeroUsage()) : (await this.days.update(key, (current) => combine(current ?? zeroUsage(), delta, 1)))!;
+    const before = this.stored.get(key);
+    const delta = combine(sent, before ?? zeroUsage(), -1);
+    let stored: UsageTotals;
+    if (this.options.soleWriter && before) {
+      if (!isZero(delta)) await this.days.set(key, sent);
+      stored = sent;
+    } else {
+      stored = isZero(delta) ? ((await this.days.get(key)) ?? zeroUsage()) : (await this.days.update(key, (current) => combine(current ?? zeroUsage(), delta, 1)))!;
+    }
     // Calls recorded during the write stay on top of the new stored total.
     Object.assign(totals, combine(stored, combine(totals, sent, -1), 1));
     this.stored.set(key, stored);
@@ -231,10 +263,13 @@ export class UsageLedger {
   private totals(key: string): Promise<UsageTotals> {
     let totals = this.cache.get(key);
     if (!totals) {
-      totals = this.days.get(key).then((stored) => {
+      const read = this.days.get(key).then((stored) => {
         this.stored.set(key, stored ?? zeroUsage());
-        return { ...(stored ?? zeroUsage()) };
+        const held = { ...(stored ?? zeroUsage()) };
+        if (this.cache.get(key) === read) this.held.set(key, held);
+        return held;
       });
+      totals = read;
       this.cache.set(key, totals);
     }
     return totals;

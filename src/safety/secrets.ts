@@ -18,39 +18,48 @@ export interface SecretPattern {
   /** Global regex. When `keepGroup` is set, that capture group (a label) stays and the rest is redacted. */
   regex: RegExp;
   keepGroup?: number;
+  /**
+   * A cheap test that every match passes (a literal the pattern cannot match
+   * without), run before the pattern: most text holds none of them. Given the
+   * text, and the text in lower case for the case-insensitive patterns.
+   */
+  mayMatch?: (text: string, lower: string) => boolean;
 }
 
 /** The secrets pincer recognises on its own, most specific first. */
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
-  { kind: 'pem-private-key', regex: /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|$)/g },
-  { kind: 'anthropic', regex: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
-  { kind: 'openrouter', regex: /\bsk-or-[A-Za-z0-9_-]{20,}/g },
-  { kind: 'openai', regex: /\bsk-[A-Za-z0-9_-]{20,}/g },
-  { kind: 'aws-access-key', regex: /\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b/g },
+  { kind: 'pem-private-key', regex: /-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY-----|$)/g, mayMatch: (text) => text.includes('PRIVATE KEY-----') },
+  { kind: 'anthropic', regex: /\bsk-ant-[A-Za-z0-9_-]{20,}/g, mayMatch: (text) => text.includes('sk-ant-') },
+  { kind: 'openrouter', regex: /\bsk-or-[A-Za-z0-9_-]{20,}/g, mayMatch: (text) => text.includes('sk-or-') },
+  { kind: 'openai', regex: /\bsk-[A-Za-z0-9_-]{20,}/g, mayMatch: (text) => text.includes('sk-') },
+  { kind: 'aws-access-key', regex: /\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b/g, mayMatch: (text) => ['AKIA', 'ASIA', 'ABIA', 'ACCA'].some((prefix) => text.includes(prefix)) },
   {
     kind: 'aws-secret-key',
     regex: /(\b(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s{0,5}[:=]\s{0,5}["']?)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])/gi,
     keepGroup: 1,
+    mayMatch: (_text, lower) => lower.includes('secret'),
   },
-  { kind: 'github', regex: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,255}/g },
-  { kind: 'github-pat', regex: /\bgithub_pat_[A-Za-z0-9_]{22,255}/g },
-  { kind: 'slack', regex: /\bxox[abpors]-[A-Za-z0-9-]{10,}/g },
-  { kind: 'slack-app', regex: /\bxapp-[A-Za-z0-9-]{10,}/g },
+  { kind: 'github', regex: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,255}/g, mayMatch: (text) => text.includes('gh') },
+  { kind: 'github-pat', regex: /\bgithub_pat_[A-Za-z0-9_]{22,255}/g, mayMatch: (text) => text.includes('github_pat_') },
+  { kind: 'slack', regex: /\bxox[abpors]-[A-Za-z0-9-]{10,}/g, mayMatch: (text) => text.includes('xox') },
+  { kind: 'slack-app', regex: /\bxapp-[A-Za-z0-9-]{10,}/g, mayMatch: (text) => text.includes('xapp-') },
   // Also inside a Bot API address (`/bot<token>/`, `/file/bot<token>/`), where no word boundary precedes it.
-  { kind: 'telegram-bot', regex: /(?:\b|(?<=\/bot))\d{5,12}:AA[A-Za-z0-9_-]{30,40}/g },
-  { kind: 'discord-bot', regex: /\b[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}/g },
+  { kind: 'telegram-bot', regex: /(?:\b|(?<=\/bot))\d{5,12}:AA[A-Za-z0-9_-]{30,40}/g, mayMatch: (text) => text.includes(':AA') },
+  { kind: 'discord-bot', regex: /\b[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}/g, mayMatch: (text) => text.length >= 58 && text.includes('.') },
   {
     kind: 'authorization-header',
     regex: /(\bauthorization["']?\s{0,5}[:=]\s{0,5}["']?(?:Bearer|Basic|Token|Bot)\s{1,5})[A-Za-z0-9._~+/=-]{6,}/gi,
     keepGroup: 1,
+    mayMatch: (_text, lower) => lower.includes('authorization'),
   },
-  { kind: 'bearer-token', regex: /(\bBearer\s{1,5})[A-Za-z0-9._~+/=-]{16,}/g, keepGroup: 1 },
+  { kind: 'bearer-token', regex: /(\bBearer\s{1,5})[A-Za-z0-9._~+/=-]{16,}/g, keepGroup: 1, mayMatch: (text) => text.includes('Bearer') },
   // The signature of a Discord attachment address: with it, anyone can fetch the file until it expires.
-  { kind: 'discord-file-signature', regex: /((?:cdn|media)\.discordapp\.(?:com|net)\/attachments\/[^\s?#]{1,300}\?[^\s#]{0,200}?\bhm=)[0-9a-f]{64}/g, keepGroup: 1 },
+  { kind: 'discord-file-signature', regex: /((?:cdn|media)\.discordapp\.(?:com|net)\/attachments\/[^\s?#]{1,300}\?[^\s#]{0,200}?\bhm=)[0-9a-f]{64}/g, keepGroup: 1, mayMatch: (text) => text.includes('.discordapp.') },
   {
     kind: 'assigned-secret',
     regex: /(\b(?:api_?key|apikey|client_?secret|secret_?key|access_?token|auth_?token|password)["']?\s{0,5}[:=]\s{0,5}["']?)[^\s"',;&]{12,}/gi,
     keepGroup: 1,
+    mayMatch: (_text, lower) => lower.includes('key') || lower.includes('secret') || lower.includes('token') || lower.includes('password'),
   },
 ];
 
@@ -79,7 +88,13 @@ export function createRedactor(extraSecrets: readonly string[] = []): Redactor {
   return {
     redact(text: string): string {
       let out = credentials.empty ? text : hideSpans(text, credentials.find(text));
-      for (const pattern of SECRET_PATTERNS) out = applyPattern(out, pattern);
+      let lower: string | undefined;
+      for (const pattern of SECRET_PATTERNS) {
+        // A pattern's own redaction marker holds none of the literals, so testing the text as it is now is exact.
+        if (pattern.mayMatch && !pattern.mayMatch(out, (lower ??= out.toLowerCase()))) continue;
+        out = applyPattern(out, pattern);
+        lower = undefined;
+      }
       return out;
     },
   };

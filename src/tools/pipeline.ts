@@ -84,8 +84,8 @@ interface Trace {
   call: ToolCall;
   ctx: ToolContext;
   started: number;
-  /** Redacted arguments for the audit record. */
-  args: string;
+  /** Redacted arguments for the audit record, worked out when the record is written. */
+  args: () => string;
   /** The result goes back before the audit record is written (RunOptions.auditBehind). */
   auditBehind: boolean;
 }
@@ -102,6 +102,8 @@ class CallRunner implements PipelineCore {
   private readonly sanitize: SanitizeOptions;
   /** Per thread, the audit writes of calls whose results went back before them. */
   private readonly auditing = new Map<string, Set<Promise<void>>>();
+  /** Audit arguments of prepared calls (see {@link preparedArgs}). */
+  private readonly argsOfPrepared = new WeakMap<PreparedCall, string>();
 
   constructor(private readonly deps: ToolPipelineDeps) {
     this.concurrency = deps.config.toolConcurrency;
@@ -114,21 +116,21 @@ class CallRunner implements PipelineCore {
 
   /** Stages 1-3: find the tool, normalise its arguments, decide on approval. */
   prepare(call: ToolCall, ctx: ToolContext, options: RunOptions): Promise<PreparedCall | CallResult> {
-    const trace: Trace = { call, ctx, started: this.now(), args: this.rawArgs(call), auditBehind: options.auditBehind === true };
+    const trace: Trace = { call, ctx, started: this.now(), args: () => this.rawArgs(call), auditBehind: options.auditBehind === true };
     return this.guarded(trace, async () => {
       const entry = this.deps.registry.get(call.name);
       if (!entry) return this.fail(trace, 'error', await this.unknownToolMessage(call.name, ctx));
       const normalized = normalizeArguments(call.name, call.arguments, entry.schema);
       if (!normalized.ok) return this.fail(trace, 'error', normalized.error);
       const prepared: PreparedCall = { call, entry, params: normalized.params, started: trace.started };
-      return this.decide(prepared, { ...trace, args: this.auditArgs(prepared.params, entry.tool) }, options.approved === true);
+      return this.decide(prepared, { ...trace, args: () => this.preparedArgs(prepared) }, options.approved === true);
     });
   }
 
   /** Stages 4-10: rate limit, hooks, validation, execution, sanitising, result and audit. */
   runPrepared(prepared: PreparedCall, ctx: ToolContext, options: RunOptions): Promise<CallResult> {
     const { call, entry } = prepared;
-    const trace: Trace = { call, ctx, started: prepared.started, args: this.auditArgs(prepared.params, entry.tool), auditBehind: options.auditBehind === true };
+    const trace: Trace = { call, ctx, started: prepared.started, args: () => this.preparedArgs(prepared), auditBehind: options.auditBehind === true };
     return this.guarded(trace, async () => {
       const refusal = await this.gate(trace, entry.tool, options);
       if (refusal) return refusal;
@@ -138,14 +140,14 @@ class CallRunner implements PipelineCore {
         return this.fail(trace, hooked.status, hooked.content);
       }
       const params = hooked.rewritten ? coerceParams(hooked.params, entry.schema) : hooked.params;
-      if (hooked.rewritten) trace.args = this.auditArgs(params, entry.tool);
+      if (hooked.rewritten) trace.args = () => this.auditArgs(params, entry.tool);
       return this.validateAndExecute(options.approved ? { ...trace, ctx: { ...ctx, approvedInPrompt: true } } : trace, entry.tool, params);
     });
   }
 
   /** A call refused before any stage (beyond the batch's bound): an error result, audited. */
   refuse(call: ToolCall, ctx: ToolContext, content: string): Promise<CallResult> {
-    return this.fail({ call, ctx, started: this.now(), args: this.rawArgs(call), auditBehind: false }, 'error', content);
+    return this.fail({ call, ctx, started: this.now(), args: () => this.rawArgs(call), auditBehind: false }, 'error', content);
   }
 
   /**
@@ -284,9 +286,9 @@ class CallRunner implements PipelineCore {
    * written (see {@link audited}).
    */
   private async finish(trace: Trace, status: CallStatus, content: string, extra?: Partial<CallResult>): Promise<CallResult> {
-    const { call, ctx, started, args } = trace;
+    const { call, ctx, started } = trace;
     const durationMs = Math.max(0, this.now() - started);
-    const record = { kind: 'call', tool: call.name, userId: ctx.userId, threadKey: ctx.threadKey, args, status, durationMs, at: this.now() } as const;
+    const record = { kind: 'call', tool: call.name, userId: ctx.userId, threadKey: ctx.threadKey, args: trace.args(), status, durationMs, at: this.now() } as const;
     const written = this.audit.record(record).catch((error: unknown) => {
       // A lost audit record must not turn a finished call into a failure.
       this.deps.log.error({ err: error, tool: call.name }, 'audit record not written');
@@ -309,6 +311,16 @@ class CallRunner implements PipelineCore {
       writes.delete(written);
       if (!writes.size && this.auditing.get(threadKey) === writes) this.auditing.delete(threadKey);
     });
+  }
+
+  /** A prepared call's audit arguments, worked out once for both of its phases. */
+  private preparedArgs(prepared: PreparedCall): string {
+    let args = this.argsOfPrepared.get(prepared);
+    if (args === undefined) {
+      args = this.auditArgs(prepared.params, prepared.entry.tool);
+      this.argsOfPrepared.set(prepared, args);
+    }
+    return args;
   }
 
   private auditArgs(params: Params, tool: Tool): string {

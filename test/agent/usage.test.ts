@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { textReply, type FakeLlmRequest } from '../fakes/llm/server.js';
 import { startAppRig } from '../support/app-rig.js';
-import { formatUsage, UsageLedger } from '../../src/engine/usage.js';
+import { dayOf, formatUsage, UsageLedger } from '../../src/engine/usage.js';
 import { Store } from '../../src/store/store.js';
 import { testDm } from '../support/test-channel.js';
 
@@ -131,5 +131,36 @@ describe('usage', () => {
     await first.flush();
     expect(await new UsageLedger(store).usersOn('2026-03-02')).toEqual([expect.objectContaining({ userId: 'test:bob', calls: 1, costUsd: 1 })]);
     expect(await first.usersOn('2026-02-28')).toEqual([]);
+  });
+
+  it('as the store\'s sole writer, puts calls on record within a second and reads an evicted total back exactly', async () => {
+    const store = await openStore();
+    const ledger = new UsageLedger(store, Date.now, { soleWriter: true });
+    const response = callCosting(0.25);
+    await ledger.record('test:ann', response);
+    expect((await ledger.userToday('test:ann')).costUsd).toBeCloseTo(0.25, 10);
+    await ledger.record('test:ann', response);
+    // No flush, as after kill -9: both calls are written within a second, the second on top of the first.
+    const started = Date.now();
+    let seen = 0;
+    while (seen < 0.5 && Date.now() - started < 4_000) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      seen = (await new UsageLedger(store).userToday('test:ann')).costUsd;
+    }
+    expect(seen).toBeCloseTo(0.5, 10);
+    for (let user = 0; user < 5_100; user++) await ledger.record(`test:u${user}`, callCosting(0.01));
+    await ledger.record('test:ann', response);
+    await ledger.flush();
+    expect((await ledger.userToday('test:ann')).calls).toBe(3);
+    expect((await new UsageLedger(store).userToday('test:ann')).costUsd).toBeCloseTo(0.75, 10);
+    expect((await ledger.totalToday()).calls).toBe(5_103);
+  });
+
+  it('names the UTC day of a time, also across midnight and going back to an earlier day', () => {
+    const midnight = Date.UTC(2026, 10, 28);
+    const times = [midnight - 1, midnight, midnight + 1, midnight + 86_399_999, midnight + 86_400_000, midnight - 1, midnight - 86_400_000, midnight + 5, -1, 0];
+    expect(times.map(dayOf)).toEqual(times.map((time) => new Date(time).toISOString().slice(0, 10)));
+    expect(dayOf(midnight - 1)).toBe('2026-11-27');
+    expect(dayOf(midnight)).toBe('2026-11-28');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRedactor, REDACTED } from '../../src/safety/secrets.js';
+import { createRedactor, REDACTED, SECRET_PATTERNS } from '../../src/safety/secrets.js';
 
 /*
  * The shapes of each built-in secret kind, their labels and their edges: what is hidden, what stays, and that
@@ -174,5 +174,45 @@ describe('configured credentials', () => {
     const second = `second-${chars(16, 'zyxwvutsrqpo')}`;
     const custom = createRedactor([first, second]);
     expect(custom.redact(`a ${second} b ${first} c ${second} d`)).toBe(`a ${REDACTED} b ${REDACTED} c ${REDACTED} d`);
+  });
+});
+
+describe("each pattern's quick pre-check", () => {
+  /** Texts each pattern matches, in the cases and spellings its flags allow. */
+  const samples = [
+    `-----BEGIN RSA PRIVATE KEY-----\n${chars(40)}\n-----END RSA PRIVATE KEY-----`,
+    `sk-ant-${chars(24)}`,
+    `sk-or-${chars(24)}`,
+    `sk-${chars(24)}`,
+    `ASIA${upper(16)}`,
+    `AWS_SECRET_ACCESS_KEY=${chars(40)}`,
+    `Secret_Access_Key: "${chars(40)}"`,
+    `ghs_${chars(36)}`,
+    `github_pat_${chars(30)}`,
+    `xoxb-${chars(12)}`,
+    `xapp-${chars(12)}`,
+    `/bot123456789:AA${chars(33)}/getMe`,
+    `N${chars(24)}.${chars(6)}.${chars(30)}`,
+    `AUTHORIZATION: bot ${chars(20)}`,
+    `Bearer ${chars(20)}`,
+    `https://cdn.discordapp.com/attachments/1/2/a.png?ex=1&is=2&hm=${'ab12'.repeat(16)}&`,
+    `PassWord = ${chars(16)}`,
+    `Client-secret is not a label, but CLIENT_SECRET=${chars(16)} is`,
+    `ApiKey: ${chars(16)}`,
+    `Auth_Token=${chars(16)}`,
+  ];
+
+  it.each(SECRET_PATTERNS.map((pattern) => [pattern.kind, pattern] as const))('lets through every text %s matches', (_kind, pattern) => {
+    const matched = samples.filter((text) => new RegExp(pattern.regex.source, pattern.regex.flags).test(text));
+    expect(matched.length).toBeGreaterThan(0);
+    for (const text of matched) expect(pattern.mayMatch?.(text, text.toLowerCase()) ?? true).toBe(true);
+  });
+
+  it('skips the patterns whose literal a text lacks, and redacts the same as running every pattern', () => {
+    const everyPattern = (text: string) =>
+      SECRET_PATTERNS.reduce((out, { regex, keepGroup }) => out.replace(new RegExp(regex.source, regex.flags), (...groups: unknown[]) => (keepGroup === undefined ? REDACTED : `${String(groups[keepGroup])}${REDACTED}`)), text);
+    const ordinary = 'The result of 3 + 1 is 4. Let me know if you need anything else.';
+    expect(SECRET_PATTERNS.filter((pattern) => pattern.mayMatch?.(ordinary, ordinary.toLowerCase()) ?? true).map((pattern) => pattern.kind)).toEqual(['discord-bot']);
+    for (const text of [...samples, ordinary, samples.join(' and ')]) expect(hidden(text)).toBe(everyPattern(text));
   });
 });
