@@ -109,7 +109,7 @@ async function pincerRequestParts(): Promise<{ system: (thread: number) => strin
   return { system, tools: definitions.map((d) => ({ type: 'function' as const, function: d })) };
 }
 
-async function baseline() {
+async function baseline(staggered: boolean) {
   const calculator = calculatorTool();
   const client = new OpenAI({ baseURL: llmUrl, apiKey: 'bench', maxRetries: 0, timeout: 600_000 });
   const { system, tools } = await pincerRequestParts();
@@ -139,11 +139,19 @@ async function baseline() {
   };
   const threads = await duringThreads(async () => {
     const start = performance.now();
-    await Promise.all(Array.from({ length: THREADS }, (_, i) => loop(i)));
+    if (staggered) {
+      // Each loop starts one event-loop turn after the one before, as pincer's intake takes the messages one by one.
+      const all: Promise<void>[] = [];
+      for (let i = 0; i < THREADS; i++) {
+        all.push(loop(i));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await Promise.all(all);
+    } else await Promise.all(Array.from({ length: THREADS }, (_, i) => loop(i)));
     return { wallMs: performance.now() - start };
   });
   // The baseline of /stop: a plain loop whose running tool is aborted, timed from the abort to the loop's end.
-  const stop = process.env.PINCER_BENCH_SKIP_STOP
+  const stop = process.env.PINCER_BENCH_SKIP_STOP || staggered
     ? undefined
     : await latencies(async () => {
         const controller = new AbortController();
@@ -245,6 +253,6 @@ async function stopLatencies(app: Awaited<ReturnType<typeof createApp>>, platfor
   });
 }
 
-const result = variant === 'baseline' ? await baseline() : await pincer();
+const result = variant === 'pincer' ? await pincer() : await baseline(variant === 'baseline-staggered');
 process.stdout.write(`${JSON.stringify({ variant, ...result, peakRssKb: rssKb() })}\n`);
 process.exit(0);

@@ -20,11 +20,15 @@ export interface SecretPattern {
   keepGroup?: number;
   /**
    * A cheap test that every match passes (a literal the pattern cannot match
-   * without), run before the pattern: most text holds none of them. Given the
-   * text, and the text in lower case for the case-insensitive patterns.
+   * without), run before the pattern: most text holds none of them.
    */
-  mayMatch?: (text: string, lower: string) => boolean;
+  mayMatch?: (text: string) => boolean;
 }
+
+/** Words the case-insensitive patterns cannot match without (not global: `test` keeps no position). */
+const SECRET_WORD = /secret/i;
+const AUTHORIZATION_WORD = /authorization/i;
+const ASSIGNED_WORDS = /key|secret|token|password/i;
 
 /** The secrets pincer recognises on its own, most specific first. */
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
@@ -37,7 +41,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     kind: 'aws-secret-key',
     regex: /(\b(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s{0,5}[:=]\s{0,5}["']?)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])/gi,
     keepGroup: 1,
-    mayMatch: (_text, lower) => lower.includes('secret'),
+    mayMatch: (text) => SECRET_WORD.test(text),
   },
   { kind: 'github', regex: /\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,255}/g, mayMatch: (text) => text.includes('gh') },
   { kind: 'github-pat', regex: /\bgithub_pat_[A-Za-z0-9_]{22,255}/g, mayMatch: (text) => text.includes('github_pat_') },
@@ -50,7 +54,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     kind: 'authorization-header',
     regex: /(\bauthorization["']?\s{0,5}[:=]\s{0,5}["']?(?:Bearer|Basic|Token|Bot)\s{1,5})[A-Za-z0-9._~+/=-]{6,}/gi,
     keepGroup: 1,
-    mayMatch: (_text, lower) => lower.includes('authorization'),
+    mayMatch: (text) => AUTHORIZATION_WORD.test(text),
   },
   { kind: 'bearer-token', regex: /(\bBearer\s{1,5})[A-Za-z0-9._~+/=-]{16,}/g, keepGroup: 1, mayMatch: (text) => text.includes('Bearer') },
   // The signature of a Discord attachment address: with it, anyone can fetch the file until it expires.
@@ -59,7 +63,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     kind: 'assigned-secret',
     regex: /(\b(?:api_?key|apikey|client_?secret|secret_?key|access_?token|auth_?token|password)["']?\s{0,5}[:=]\s{0,5}["']?)[^\s"',;&]{12,}/gi,
     keepGroup: 1,
-    mayMatch: (_text, lower) => lower.includes('key') || lower.includes('secret') || lower.includes('token') || lower.includes('password'),
+    mayMatch: (text) => ASSIGNED_WORDS.test(text),
   },
 ];
 
@@ -88,12 +92,9 @@ export function createRedactor(extraSecrets: readonly string[] = []): Redactor {
   return {
     redact(text: string): string {
       let out = credentials.empty ? text : hideSpans(text, credentials.find(text));
-      let lower: string | undefined;
       for (const pattern of SECRET_PATTERNS) {
-        // A pattern's own redaction marker holds none of the literals, so testing the text as it is now is exact.
-        if (pattern.mayMatch && !pattern.mayMatch(out, (lower ??= out.toLowerCase()))) continue;
+        if (pattern.mayMatch && !pattern.mayMatch(out)) continue;
         out = applyPattern(out, pattern);
-        lower = undefined;
       }
       return out;
     },
