@@ -41,8 +41,12 @@ class WholeRecordStorage implements ThreadStorage {
 }
 
 /** The store, counting the JSON bytes of every record written (the envelope included, as stored). */
-function metered(store: Store, counter: { bytes: number }): Pick<Store, 'namespace'> {
+function metered(store: Store, counter: { bytes: number }): Pick<Store, 'namespace' | 'setMany'> {
   return {
+    setMany: (writes) => {
+      for (const write of writes) counter.bytes += Buffer.byteLength(JSON.stringify(write.value));
+      return store.setMany(writes);
+    },
     namespace<S extends z.ZodType>(name: string, schema: S, version = 1): Namespace<z.infer<S>> {
       const inner = store.namespace(name, schema, version);
       return {

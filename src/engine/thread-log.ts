@@ -2,18 +2,20 @@
  * Thread records as an append log over the store: a small head per thread
  * (every field but the messages, and where the messages are) and the messages
  * in fixed-size segments. A turn rewrites the tail segment and the head,
- * whatever the thread's length; replacing the history writes a new generation
- * of segments, then the head that points at it, then deletes the old ones.
+ * whatever the thread's length, in one store operation; replacing the history
+ * writes a new generation of segments and the head that points at it, then
+ * deletes the old ones.
  *
- * The head is the commit point: written last, it decides which messages count,
- * so a process killed between any two writes leaves the thread as the last
- * head written describes it.
+ * The head is the commit point: it decides which messages count, and it is
+ * written with its segments (last of them, where a store writes them one by
+ * one), so a process killed at any point leaves the thread as the last head
+ * written describes it.
  */
 import { z } from 'zod';
 import type { ChatMessage } from '../llm/types.js';
 import { silentLogger, type Logger } from '../log.js';
 import { KeyedMutex } from '../store/mutex.js';
-import type { Namespace, Store } from '../store/store.js';
+import type { Namespace, Store, StoreWrite } from '../store/store.js';
 import { ChatMessageSchema, ThreadRecordSchema, type ThreadRecord } from './thread-record.js';
 import type { ThreadDelta, ThreadStorage } from './thread-storage.js';
 
@@ -48,6 +50,12 @@ function headSchema() {
 }
 type ThreadHead = z.infer<ReturnType<typeof headSchema>>;
 
+/**
+ * Writes a thread's records (its segments, then its head) as one store
+ * operation; a caller's own may write records of its own in the same one.
+ */
+export type ThreadCommit = (writes: StoreWrite[]) => Promise<void>;
+
 /** Where a thread's messages are, as this process last read or wrote them. */
 interface Placement {
   generation: number;
@@ -75,11 +83,13 @@ export class KeyvThreadStorage implements ThreadStorage {
   /** Threads read with a segment missing: what was read is not what the layout says, so the next write rewrites. */
   private readonly damaged = new Set<string>();
   private readonly mutex = new KeyedMutex();
+  private readonly commit: ThreadCommit;
 
   constructor(
-    store: Pick<Store, 'namespace'>,
+    store: Pick<Store, 'namespace' | 'setMany'>,
     private readonly log: Logger = silentLogger,
   ) {
+    this.commit = (writes) => store.setMany(writes);
     this.heads = store.namespace('thread-head', headSchema(), 1);
     this.segments = store.namespace('thread-messages', z.array(ChatMessageSchema), 1);
     this.legacy = store.namespace('thread', ThreadRecordSchema, 1);
@@ -98,12 +108,13 @@ export class KeyvThreadStorage implements ThreadStorage {
     });
   }
 
-  write(key: string, record: ThreadRecord, delta: ThreadDelta): Promise<void> {
+  /** See {@link ThreadStorage.write}; `commit` writes the thread's records, with whatever it adds (default: the store's `setMany`). */
+  write(key: string, record: ThreadRecord, delta: ThreadDelta, commit: ThreadCommit = this.commit): Promise<void> {
     return this.mutex.run(key, async () => {
       const placed = this.placements.get(key) ?? (await this.locate(key));
       let next: Placement;
       try {
-        next = this.mustRewrite(key, placed, delta, record) ? await this.rewrite(key, record, placed) : await this.append(key, record, delta.from, placed);
+        next = this.mustRewrite(key, placed, delta, record) ? await this.rewrite(key, record, placed, commit) : await this.append(key, record, delta.from, placed, commit);
       } catch (error) {
         // What the store holds now is unknown: the next write reads the head again.
         this.placements.delete(key);
@@ -119,39 +130,37 @@ export class KeyvThreadStorage implements ThreadStorage {
     return delta.rewrite || placed.generation === LEGACY || this.damaged.has(key) || delta.from > placed.count || delta.from > record.messages.length;
   }
 
-  /** Writes the segments from the one holding `from` to the end, then the head. */
-  private async append(key: string, record: ThreadRecord, from: number, placed: Placement): Promise<Placement> {
+  /** Writes the segments from the one holding `from` to the end, and the head. */
+  private async append(key: string, record: ThreadRecord, from: number, placed: Placement, commit: ThreadCommit): Promise<Placement> {
     const count = record.messages.length;
     const first = Math.floor(from / SEGMENT_SIZE);
     const end = count > from ? segmentsFor(count) : first;
-    await this.writeSegments(key, placed.generation, record.messages, first, end);
     const next = { ...placed, count, segments: Math.max(placed.segments, end) };
-    await this.heads.set(key, headOf(record, next));
+    await commit([...this.segmentWrites(key, placed.generation, record.messages, first, end), this.heads.entry(key, headOf(record, next))]);
     return next;
   }
 
-  /** Writes every message in a new generation, then the head pointing at it; the old one is retired. */
-  private async rewrite(key: string, record: ThreadRecord, placed: Placement): Promise<Placement> {
+  /** Writes every message in a new generation, and the head pointing at it; the old one is retired. */
+  private async rewrite(key: string, record: ThreadRecord, placed: Placement, commit: ThreadCommit): Promise<Placement> {
     // The time, not a count: new to the store without reading it, even if another process
     // rewrote the thread since this one last read it. Whichever head is written last wins,
     // and it points at segments no other write touched.
     const generation = Math.max(Date.now(), placed.generation + 1);
     const count = record.messages.length;
-    await this.writeSegments(key, generation, record.messages, 0, segmentsFor(count));
     const old = placed.generation === LEGACY ? [] : [{ generation: placed.generation, segments: placed.segments }];
     const retired = mergeRetired([...placed.retired, ...old], generation);
     const next = { generation, count, segments: segmentsFor(count), retired };
-    await this.heads.set(key, headOf(record, next));
+    await commit([...this.segmentWrites(key, generation, record.messages, 0, segmentsFor(count)), this.heads.entry(key, headOf(record, next))]);
     this.damaged.delete(key);
     return next;
   }
 
-  private async writeSegments(key: string, generation: number, messages: readonly ChatMessage[], first: number, end: number): Promise<void> {
-    const writes: Promise<void>[] = [];
-    for (let index = first; index < end; index++) {
-      writes.push(this.segments.set(segmentKey(key, generation, index), messages.slice(index * SEGMENT_SIZE, (index + 1) * SEGMENT_SIZE)));
-    }
-    await allSettled(writes);
+  /** The writes of segments `first` to `end` (excluded) of a generation. */
+  private segmentWrites(key: string, generation: number, messages: readonly ChatMessage[], first: number, end: number): StoreWrite[] {
+    return Array.from({ length: end - first }, (_, i) => {
+      const index = first + i;
+      return this.segments.entry(segmentKey(key, generation, index), messages.slice(index * SEGMENT_SIZE, (index + 1) * SEGMENT_SIZE));
+    });
   }
 
   /** Deletes the retired generations; one that fails stays listed, and the next write tries again. */

@@ -5,6 +5,7 @@
  * its small fields.
  */
 import { zeroUsage, type ThreadRecord } from '../engine/history.js';
+import type { ThreadCommit } from '../engine/thread-log.js';
 import type { ThreadDelta, ThreadStorage } from '../engine/thread-storage.js';
 import type { ChatMessage } from '../llm/types.js';
 import type { JobRecord } from './job.js';
@@ -13,12 +14,17 @@ import { jobThreadKey } from './job-runs.js';
 /** Jobs whose written messages are remembered between writes (the most recently used ones). */
 const REMEMBERED = 2_000;
 
+/** A thread storage whose writes may carry records of the caller's (see {@link ThreadCommit}). */
+export interface CommittingStorage extends ThreadStorage {
+  write(key: string, record: ThreadRecord, delta: ThreadDelta, commit?: ThreadCommit): Promise<void>;
+}
+
 /** Reads and appends jobs' conversations. */
 export class JobConversations {
   /** Per job, the messages last read or written, as the very objects: a message is replaced, never changed in place. */
   private readonly written = new Map<string, readonly ChatMessage[]>();
 
-  constructor(private readonly storage: ThreadStorage) {}
+  constructor(private readonly storage: CommittingStorage) {}
 
   /** The job's conversation from its log; undefined when it has none yet (a new job, or one stored by an earlier version). */
   async read(id: string): Promise<ChatMessage[] | undefined> {
@@ -28,12 +34,15 @@ export class JobConversations {
     return stored?.messages;
   }
 
-  /** Writes the messages added since the last read or write of the job; all of them when the earlier ones changed. */
-  async write(job: JobRecord, messages: readonly ChatMessage[]): Promise<void> {
+  /**
+   * Writes the messages added since the last read or write of the job; all of
+   * them when the earlier ones changed. `commit` writes them, with records of its own.
+   */
+  async write(job: JobRecord, messages: readonly ChatMessage[], commit?: ThreadCommit): Promise<void> {
     const before = this.written.get(job.id);
     // A copy: the job's array may grow while this one is written.
     const after = messages.slice();
-    await this.storage.write(jobThreadKey(job.id), threadOf(job, after), deltaBetween(before, after));
+    await this.storage.write(jobThreadKey(job.id), threadOf(job, after), deltaBetween(before, after), commit);
     this.remember(job.id, after);
   }
 

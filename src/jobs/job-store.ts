@@ -25,6 +25,8 @@ const KEPT_FINISHED = 500;
 const KEPT_FINISHED_PER_OWNER = 100;
 /** How long a finished job's record is kept. */
 const FINISHED_TTL_MS = 30 * 24 * 3_600_000;
+/** Job records kept in memory once written, so that a step changes its job's record without reading it first. */
+const HELD_RECORDS = 1_000;
 
 const ownerKey = (owner: string) => `owner:${owner}`;
 const scopeKey = (scope: string) => `scope:${scope}`;
@@ -57,7 +59,7 @@ export class JobStore {
     store: Store,
     private readonly log: Logger,
   ) {
-    this.records = store.namespace('jobs', StoredJobSchema, 1);
+    this.records = store.namespace('jobs', StoredJobSchema, 1, { hold: HELD_RECORDS });
     this.conversations = new JobConversations(new KeyvThreadStorage(store, log));
     this.ids = new IdIndex(store, 'job-ids');
     this.legacyIndex = new LegacyIdList(store, 'jobs-index');
@@ -98,27 +100,32 @@ export class JobStore {
   /**
    * Writes the messages `messages` adds to the conversation last read or
    * written (see {@link conversation}); a conversation still in the record of
-   * an earlier version leaves it once it is in the log.
+   * an earlier version leaves it once it is in the log. With `change`, the
+   * job's record is changed as {@link update} does, in the same store
+   * operation as the messages: the record never says more than the
+   * conversation holds.
    */
-  async saveConversation(job: JobRecord, messages: readonly ChatMessage[]): Promise<void> {
-    await this.conversations.write(job, messages);
-    if (!this.inRecord.delete(job.id)) return;
-    await this.records.update(job.id, (stored) => {
-      delete stored?.messages;
-      return stored;
-    });
+  async saveConversation(job: JobRecord, messages: readonly ChatMessage[], change?: (job: JobRecord) => void): Promise<void> {
+    const leavesRecord = this.inRecord.has(job.id);
+    if (!change && !leavesRecord) return this.conversations.write(job, messages);
+    await this.conversations.write(job, messages, (writes) =>
+      this.records.update(
+        job.id,
+        (stored) => {
+          if (!stored) return undefined;
+          delete stored.messages;
+          if (change) changed(stored, change);
+          return stored;
+        },
+        writes,
+      ).then(() => undefined),
+    );
+    this.inRecord.delete(job.id);
   }
 
   /** Changes a job's record (not its state: see {@link transition}); undefined when there is no such job. */
   async update(id: string, change: (job: JobRecord) => void): Promise<JobRecord | undefined> {
-    return recordOf(
-      await this.records.update(id, (job) => {
-        if (!job) return undefined;
-        change(job);
-        job.updatedAt = Date.now();
-        return job;
-      }),
-    );
+    return recordOf(await this.records.update(id, (job) => job && changed(job, change)));
   }
 
   /**
@@ -221,6 +228,13 @@ function recordOf(stored: StoredJob | undefined): JobRecord | undefined {
   if (!stored) return undefined;
   const { messages: _messages, ...record } = stored;
   return record;
+}
+
+/** The record changed by `change`, its time of change set. */
+function changed<T extends JobRecord>(job: T, change: (job: JobRecord) => void): T {
+  change(job);
+  job.updatedAt = Date.now();
+  return job;
 }
 
 /** Listed jobs that have not ended. */

@@ -1,8 +1,8 @@
 /**
  * What a job's run hands its delegate and its plan: the worker's signal, the
  * owner's mailbox, and how the run is saved: the conversation's new messages
- * to its log first, then the record's small fields (its step journal last, so
- * that a crash between the two finds no step done whose result is missing).
+ * to its log and the record's small fields (its step journal) in one store
+ * operation, so that a crash finds no step done whose result is missing.
  */
 import type { AgentServices } from '../engine/services.js';
 import type { JobRunControl } from './delegate.js';
@@ -22,10 +22,9 @@ export function keepRun(record: JobRecord, job: RunningJob): void {
   if (!job.answer) delete record.answer;
 }
 
-/** Saves a run: its new messages, then its record's fields. */
+/** Saves a run: its new messages and its record's fields, in one store operation. */
 export async function saveRun(jobs: JobStore, job: RunningJob): Promise<void> {
-  await jobs.saveConversation(job, job.messages);
-  await jobs.update(job.id, (record) => keepRun(record, job));
+  await jobs.saveConversation(job, job.messages, (record) => keepRun(record, job));
 }
 
 /** The control of one run of `job`. */

@@ -127,14 +127,16 @@ export class JobScheduler {
 
   /** Cancels a job that has not ended: a running one is stopped (its model request and tools aborted). */
   async cancel(id: string, by: string): Promise<{ ok: boolean; message: string }> {
-    const job = await this.jobs.get(id);
+    let job = await this.jobs.get(id);
     if (!job) return { ok: false, message: `There is no job ${id}.` };
     if (FINAL_STATES.has(job.state)) return { ok: false, message: `Job ${id} has already ended (${job.state}).` };
     const worker = this.workers.get(id);
     if (worker) {
       worker.abort.abort('cancel' satisfies StopReason);
       await worker.done;
-      return { ok: true, message: `Job ${id} was cancelled.` };
+      // A run that was past its last step (it had just asked its owner) leaves the job as it was: cancelled below.
+      job = await this.jobs.get(id);
+      if (!job || FINAL_STATES.has(job.state)) return { ok: true, message: `Job ${id} was cancelled.` };
     }
     this.queued.delete(id);
     const ended = await this.jobs.transition(id, 'cancelled', (record) => (record.result = `cancelled by ${by}`));

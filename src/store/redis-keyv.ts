@@ -41,6 +41,20 @@ export class RedisKeyvStore extends EventEmitter {
     await this.attempt(async () => void (ttlMs ? await this.client.set(redisKey, value, 'PX', ttlMs) : await this.client.set(redisKey, value)), undefined);
   }
 
+  /** Writes every entry in one transaction (MULTI/EXEC): all of them land or none does. */
+  async setMany(entries: { key: string; value: string; ttl?: number }[]): Promise<void> {
+    const transaction = this.client.multi();
+    for (const { key, value, ttl } of entries) {
+      const redisKey = redisKeyOf(this.namespace, key);
+      if (ttl) transaction.set(redisKey, value, 'PX', ttl);
+      else transaction.set(redisKey, value);
+    }
+    await this.attempt(async () => {
+      const failed = (await transaction.exec())?.find(([error]) => error)?.[0];
+      if (failed) throw failed;
+    }, undefined);
+  }
+
   async delete(key: string): Promise<boolean> {
     return this.attempt(async () => (await this.client.unlink(redisKeyOf(this.namespace, key))) > 0, false);
   }

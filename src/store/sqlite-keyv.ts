@@ -10,6 +10,19 @@ import sqlite3 from 'sqlite3';
 
 const TABLE = 'keyv';
 
+/** Writes of up to this many records keep their statement prepared; larger ones (a long thread rewritten) prepare one each time. */
+const KEPT_BATCH = 16;
+
+/** The statements that write up to {@link KEPT_BATCH} records at once, made once each. */
+const upserts: string[] = [];
+
+/** The statement that writes `count` records at once. */
+function upsertOf(count: number): string {
+  const made = upserts[count] ?? `INSERT INTO ${TABLE} (key, value) VALUES ${Array.from({ length: count }, () => '(?, ?)').join(', ')} ON CONFLICT(key) DO UPDATE SET value = excluded.value`;
+  if (count <= KEPT_BATCH) upserts[count] = made;
+  return made;
+}
+
 /** A keyv store adapter over one SQLite database file. */
 export class SqliteKeyvStore extends EventEmitter {
   /** Set by keyv: the prefix of every key. */
@@ -44,6 +57,16 @@ export class SqliteKeyvStore extends EventEmitter {
 
   async set(key: string, value: string): Promise<void> {
     await this.run(`INSERT INTO ${TABLE} (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value`, key, value);
+  }
+
+  /** Writes every entry in one statement: all of them land or none does. */
+  async setMany(entries: { key: string; value: string }[]): Promise<void> {
+    // The last write of a key wins, as in separate writes (one statement may not upsert a key twice).
+    const byKey = new Map(entries.map((entry) => [entry.key, entry.value]));
+    const sql = upsertOf(byKey.size);
+    const params = [...byKey].flat();
+    if (byKey.size <= KEPT_BATCH) await this.run(sql, ...params);
+    else await new Promise<void>((resolve, reject) => this.db.run(sql, params, (error: Error | null) => (error ? reject(error) : resolve())));
   }
 
   async delete(key: string): Promise<boolean> {

@@ -23,9 +23,21 @@ import { storeSchemeOf, withoutPassword } from './url.js';
 const NAMESPACE = 'pincer';
 
 /** The stored envelope around every record. */
-interface Envelope {
+export interface Envelope {
   v: number;
   data: unknown;
+}
+
+/**
+ * One record's write, made by {@link Namespace.entry} and written by
+ * {@link Store.setMany} or with a record's {@link Namespace.update}.
+ */
+export interface StoreWrite {
+  readonly namespace: string;
+  readonly key: string;
+  /** The stored form: the record in its envelope. */
+  readonly value: Envelope;
+  readonly ttlMs?: number;
 }
 
 /** A typed collection of records under one key prefix. */
@@ -33,13 +45,27 @@ export interface Namespace<T> {
   get(key: string): Promise<T | undefined>;
   set(key: string, value: T, ttlMs?: number): Promise<void>;
   delete(key: string): Promise<boolean>;
+  /** The write of `value` under `key`, for {@link Store.setMany}: nothing is written yet. */
+  entry(key: string, value: T, ttlMs?: number): StoreWrite;
   /**
    * Reads, changes and writes one record with no other `update` of the same key
    * in between: within this process (SQLite and Postgres have one process per
    * store), and across instances on Redis (compare-and-set; `change` may then run
-   * more than once).
+   * more than once). `also` is written in the same store operation as the
+   * record: both land or neither does.
    */
-  update(key: string, change: (current: T | undefined) => T | undefined): Promise<T | undefined>;
+  update(key: string, change: (current: T | undefined) => T | undefined, also?: readonly StoreWrite[]): Promise<T | undefined>;
+}
+
+/** Options of {@link Store.namespace}. */
+export interface NamespaceOptions {
+  /**
+   * How many of the records this process last wrote with `update` to keep in
+   * memory, so that `get` and `update` of them do not read the store: where one
+   * process owns the store (SQLite, Postgres). On Redis, other instances write
+   * the same records, so nothing is kept there.
+   */
+  hold?: number;
 }
 
 /** Options for {@link openStore}. */
@@ -129,9 +155,12 @@ export class Store {
   }
 
   /** A namespace of records validated by `schema`, written with `version`. */
-  namespace<S extends z.ZodType>(name: string, schema: S, version = 1): Namespace<z.infer<S>> {
+  namespace<S extends z.ZodType>(name: string, schema: S, version = 1, options: NamespaceOptions = {}): Namespace<z.infer<S>> {
+    type T = z.infer<S>;
     const keyOf = (key: string) => `${name}:${key}`;
-    const read = async (key: string): Promise<z.infer<S> | undefined> => {
+    // Records kept in memory are copies: a caller may change what it was given or gave.
+    const held = options.hold && !this.cas ? new HeldRecords<T>(options.hold) : undefined;
+    const read = async (key: string): Promise<T | undefined> => {
       let raw: unknown;
       try {
         raw = await this.keyv.get(keyOf(key));
@@ -142,29 +171,62 @@ export class Store {
       if (raw === undefined || raw === null) return undefined;
       return this.decode(name, key, raw, schema, version);
     };
-    const write = async (key: string, value: z.infer<S>, ttlMs?: number) => {
-      const envelope: Envelope = { v: version, data: value };
-      await this.keyv.set(keyOf(key), envelope, ttlMs);
+    const entry = (key: string, value: T, ttlMs?: number): StoreWrite => ({ namespace: name, key, value: { v: version, data: value }, ...(ttlMs === undefined ? {} : { ttlMs }) });
+    const write = async (key: string, value: T, ttlMs?: number) => {
+      await this.keyv.set(keyOf(key), entry(key, value, ttlMs).value, ttlMs);
     };
+    // A plain set or delete of a held record goes in turn with its updates, so that what is held stays what is stored.
+    const inTurn = <R>(key: string, work: () => Promise<R>): Promise<R> => (held ? this.mutex.run(keyOf(key), work) : work());
     return {
-      get: read,
-      set: write,
-      delete: (key) => this.keyv.delete(keyOf(key)),
-      update: (key, change) =>
+      get: async (key) => held?.get(key) ?? (await read(key)),
+      set: (key, value, ttlMs) =>
+        inTurn(key, async () => {
+          held?.drop(key);
+          await write(key, value, ttlMs);
+        }),
+      delete: (key) =>
+        inTurn(key, async () => {
+          held?.drop(key);
+          return this.keyv.delete(keyOf(key));
+        }),
+      entry,
+      update: (key, change, also = []) =>
         this.mutex.run(keyOf(key), async () => {
           if (this.cas) {
-            const envelope = await this.cas.update(redisKeyOf(NAMESPACE, keyOf(key)), async (raw) => {
-              const next = change(raw === undefined || raw === null ? undefined : await this.decode(name, key, raw, schema, version));
-              return next === undefined ? undefined : ({ v: version, data: next } satisfies Envelope);
-            });
-            return (envelope as Envelope | undefined)?.data as z.infer<S> | undefined;
+            const envelope = await this.cas.update(
+              redisKeyOf(NAMESPACE, keyOf(key)),
+              async (raw) => {
+                const next = change(raw === undefined || raw === null ? undefined : await this.decode(name, key, raw, schema, version));
+                return next === undefined ? undefined : ({ v: version, data: next } satisfies Envelope);
+              },
+              also.map((other) => ({ key: redisKeyOf(NAMESPACE, `${other.namespace}:${other.key}`), value: other.value, ttlMs: other.ttlMs })),
+            );
+            return (envelope as Envelope | undefined)?.data as T | undefined;
           }
-          const next = change(await read(key));
-          if (next === undefined) await this.keyv.delete(keyOf(key));
-          else await write(key, next);
+          // A failed write leaves nothing held: what the store holds is unknown.
+          const current = held?.take(key) ?? (await read(key));
+          const next = change(current);
+          if (next === undefined) {
+            if (also.length) await this.setMany(also);
+            await this.keyv.delete(keyOf(key));
+          } else {
+            await this.setMany([...also, entry(key, next)]);
+            held?.keep(key, next);
+          }
           return next;
         }),
     };
+  }
+
+  /**
+   * Writes several records as one store operation: all of them land or none
+   * does (one statement on SQLite and Postgres, one transaction on Redis).
+   */
+  async setMany(writes: readonly StoreWrite[]): Promise<void> {
+    // The last write of a key wins, as in separate writes (Postgres refuses a statement that writes a key twice).
+    const byKey = new Map(writes.map((write) => [`${write.namespace}:${write.key}`, write]));
+    if (!byKey.size) return;
+    await this.keyv.setMany([...byKey].map(([key, write]) => ({ key, value: write.value, ...(write.ttlMs === undefined ? {} : { ttl: write.ttlMs }) })));
   }
 
   /** Closes the connection; pending writes complete first. */
@@ -195,6 +257,44 @@ export class Store {
     }
     return undefined;
   }
+}
+
+/** Records of one namespace as this process last wrote or read them, the most recently used ones. */
+class HeldRecords<T> {
+  private readonly records = new Map<string, T>();
+
+  constructor(private readonly limit: number) {}
+
+  /** A copy of the record held for `key`, if any. */
+  get(key: string): T | undefined {
+    const record = this.records.get(key);
+    return record === undefined ? undefined : copyOf(record);
+  }
+
+  /** The record held for `key`, no longer held (an update holds it again once written). */
+  take(key: string): T | undefined {
+    const record = this.records.get(key);
+    this.records.delete(key);
+    return record;
+  }
+
+  keep(key: string, record: T): void {
+    this.records.delete(key);
+    this.records.set(key, copyOf(record));
+    if (this.records.size > this.limit) this.records.delete(this.records.keys().next().value!);
+  }
+
+  drop(key: string): void {
+    this.records.delete(key);
+  }
+}
+
+/**
+ * A record as the store would give it back: records are plain JSON, and a JSON
+ * round trip copies them several times faster than `structuredClone` does in Node 20.
+ */
+function copyOf<T>(record: T): T {
+  return JSON.parse(JSON.stringify(record)) as T;
 }
 
 /** A keyv adapter, with how to connect it when it talks to a server. */

@@ -13,13 +13,17 @@ import { ThreadHistory, ThreadRecordSchema, zeroUsage, type ThreadRecord } from 
 import { KeyvThreadStorage, SEGMENT_SIZE } from '../../src/engine/thread-log.js';
 import type { ThreadDelta, ThreadStorage } from '../../src/engine/thread-storage.js';
 import type { ChatMessage } from '../../src/llm/types.js';
-import type { Namespace } from '../../src/store/store.js';
+import type { Namespace, StoreWrite } from '../../src/store/store.js';
 import { Store } from '../../src/store/store.js';
 
 const chat: ChatInfo = { channel: 'test', chatId: 'dm-ada', kind: 'dm', scope: 'global' };
 const KEY = 'test:dm-ada';
 
-/** The store's namespaces with every write recorded, and a namespace's next write (or delete) made to fail on demand. */
+/**
+ * The store's namespaces with every write recorded, and a namespace's next
+ * write (or delete) made to fail on demand. Writes of several records are made
+ * one by one in their order, as a store that cannot write them at once would.
+ */
 class MeteredStore {
   writes: { key: string; bytes: number }[] = [];
   readonly failNext = new Set<string>();
@@ -41,6 +45,14 @@ class MeteredStore {
         return inner.delete(key);
       },
     };
+  }
+
+  async setMany(writes: readonly StoreWrite[]): Promise<void> {
+    for (const write of writes) {
+      if (this.failNext.delete(write.namespace)) throw new Error(`${write.namespace} not written`);
+      this.writes.push({ key: `${write.namespace}:${write.key}`, bytes: Buffer.byteLength(JSON.stringify(write.value)) });
+      await this.store.setMany([write]);
+    }
   }
 
   bytes(): number {

@@ -108,11 +108,17 @@ async function jobOf(state: JobRecord['state'], timeoutMs = 10_000): Promise<Job
 /** Every write the app's store makes from now on, by raw key, with the value as JSON. */
 function recordWrites(): { key: string; json: string }[] {
   const writes: { key: string; json: string }[] = [];
-  const keyv = (rig!.app.store as unknown as { keyv: { set(key: string, value: unknown, ttl?: number): Promise<unknown> } }).keyv;
+  type Entry = { key: string; value: unknown; ttl?: number };
+  const keyv = (rig!.app.store as unknown as { keyv: { set(key: string, value: unknown, ttl?: number): Promise<unknown>; setMany(entries: Entry[]): Promise<unknown> } }).keyv;
   const set = keyv.set.bind(keyv);
+  const setMany = keyv.setMany.bind(keyv);
   keyv.set = (key, value, ttl) => {
     writes.push({ key, json: JSON.stringify(value) });
     return set(key, value, ttl);
+  };
+  keyv.setMany = (entries) => {
+    for (const { key, value } of entries) writes.push({ key, json: JSON.stringify(value) });
+    return setMany(entries);
   };
   return writes;
 }

@@ -78,6 +78,51 @@ for (const backend of backends) {
       await store.close();
     });
 
+    it('writes several records in one setMany, a ttl kept, and the last write of a key winning', async () => {
+      const store = await open();
+      const items = store.namespace(`many-${unique}`, Item);
+      const others = store.namespace(`many-others-${unique}`, Item);
+      await store.setMany([items.entry('a', { name: 'a', count: 1 }), others.entry('b', { name: 'b', count: 2 }), items.entry('brief', { name: 'brief', count: 3 }, 50), items.entry('a', { name: 'a', count: 4 })]);
+      expect(await items.get('a')).toEqual({ name: 'a', count: 4 });
+      expect(await others.get('b')).toEqual({ name: 'b', count: 2 });
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      expect(await items.get('brief')).toBeUndefined();
+      await store.setMany([]);
+      await store.close();
+    });
+
+    it('writes the records given to update with the updated one, also when it is deleted', async () => {
+      const store = await open();
+      const items = store.namespace(`also-${unique}`, Item);
+      const log = store.namespace(`also-log-${unique}`, Item);
+      await items.update('n', () => ({ name: 'n', count: 1 }), [log.entry('1', { name: 'one', count: 1 })]);
+      expect(await log.get('1')).toEqual({ name: 'one', count: 1 });
+      expect(await items.get('n')).toEqual({ name: 'n', count: 1 });
+      await items.update('n', () => undefined, [log.entry('2', { name: 'two', count: 2 })]);
+      expect(await items.get('n')).toBeUndefined();
+      expect(await log.get('2')).toEqual({ name: 'two', count: 2 });
+      await store.close();
+    });
+
+    it('a namespace that holds records answers with what it last updated, and a copy of it', async () => {
+      const store = await open();
+      const items = store.namespace(`held-${unique}`, Item, 1, { hold: 2 });
+      const plain = store.namespace(`held-${unique}`, Item);
+      const updated = await items.update('h', () => ({ name: 'h', count: 1 }));
+      updated!.count = 99;
+      const read = await items.get('h');
+      expect(read).toEqual({ name: 'h', count: 1 });
+      read!.count = 98;
+      expect(await items.update('h', (current) => ({ name: 'h', count: current!.count + 1 }))).toEqual({ name: 'h', count: 2 });
+      expect(await plain.get('h')).toEqual({ name: 'h', count: 2 });
+      // A plain write of the record is what the next update starts from.
+      await items.set('h', { name: 'h', count: 10 });
+      expect(await items.update('h', (current) => ({ name: 'h', count: current!.count + 1 }))).toEqual({ name: 'h', count: 11 });
+      await items.delete('h');
+      expect(await items.get('h')).toBeUndefined();
+      await store.close();
+    });
+
     it('expires a record written with a ttl', async () => {
       const store = await open();
       const items = store.namespace(`ttl-${unique}`, Item);

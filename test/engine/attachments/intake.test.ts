@@ -19,6 +19,7 @@ function memory<T>(values = new Map<string, T>()): Namespace<T> {
     get: async (key) => values.get(key),
     set: async (key, value) => void values.set(key, value),
     delete: async (key) => values.delete(key),
+    entry: (key, value) => ({ namespace: 'memory', key, value: { v: 1, data: value } }),
     update: async (key, change) => {
       const next = change(values.get(key));
       if (next === undefined) values.delete(key);
