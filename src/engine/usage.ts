@@ -87,7 +87,7 @@ export class UsageLedger {
    *   write sets it without reading it first, and a check reads nothing when no call is unwritten.
    */
   constructor(
-    store: Store,
+    private readonly store: Store,
     private readonly now: () => number = Date.now,
     private readonly options: { soleWriter?: boolean } = {},
   ) {
@@ -170,7 +170,7 @@ export class UsageLedger {
     this.timer = undefined;
     const keys = [...this.dirty];
     this.dirty.clear();
-    await Promise.all([...keys.map((key) => this.write(key)), this.writePeople()]);
+    await Promise.all([this.writeAll(keys), this.writePeople()]);
     const today = dayOf(this.now());
     let excess = this.cache.size - CACHE_SIZE;
     if (excess <= 0 && today === this.day) return;
@@ -185,6 +185,34 @@ export class UsageLedger {
         excess -= 1;
       }
     }
+  }
+
+  /**
+   * Writes the totals of `keys`. As the store's sole writer, every total already
+   * read and not being written goes in one store operation; the others (and
+   * every total of a shared store) each with its own write.
+   */
+  private async writeAll(keys: string[]): Promise<void> {
+    const batch = this.options.soleWriter ? keys.filter((key) => this.held.has(key) && this.stored.has(key) && !this.writing.has(key)) : [];
+    const batched = new Set(batch);
+    const others = Promise.all(keys.filter((key) => !batched.has(key)).map((key) => this.write(key)));
+    if (batch.length) {
+      const sent = batch.map((key) => ({ key, totals: { ...this.held.get(key)! } }));
+      const written = this.store.setMany(sent.map(({ key, totals }) => this.days.entry(key, totals))).then(() => {
+        // What the store holds now; calls recorded meanwhile stay on top of it in memory.
+        for (const { key, totals } of sent) this.stored.set(key, totals);
+      });
+      // A write of one of these totals meanwhile (a check reading it) waits for this one, so it lands after it.
+      const settled = written.catch(() => undefined);
+      for (const key of batch) {
+        this.writing.set(key, settled);
+        void settled.then(() => {
+          if (this.writing.get(key) === settled) this.writing.delete(key);
+        });
+      }
+      await written;
+    }
+    await others;
   }
 
   /** Adds the people who made their first call of a day (in this process) to that day's list. */
