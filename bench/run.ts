@@ -82,7 +82,8 @@ if (!only || only === 'startup') {
 }
 if (only === 'soak') {
   const { runSoakBench } = await import('./soak.js');
-  // `soak [minutes]`; not part of a plain `npm run bench` (it runs for ten minutes)
+  // `soak [minutes] [maxContextTokens] [conversations]` (0 or nothing: the default of 32,000 and 20);
+  // not part of a plain `npm run bench` (it runs for ten minutes)
   console.log('bench/soak: mixed traffic for minutes, memory sampled every 10 s after a forced GC, the slope after the warm-up, and what grew between two heap snapshots');
-  table(await runSoakBench(size(0)));
+  table(await runSoakBench(size(0), { maxContextTokens: size(1) || 0, conversations: size(2) || 20 }));
 }

@@ -19,10 +19,13 @@ import { parseConfig } from '../src/config/load.js';
 import type { JobRequest } from '../src/jobs/job.js';
 import type { Routine } from '../src/routines/routine.js';
 
-const [llmUrl, minutesArg, snapshotArg, outDir] = process.argv.slice(2) as [string, string, string, string];
+const [llmUrl, minutesArg, snapshotArg, outDir, contextArg, usersArg] = process.argv.slice(2) as [string, string, string, string, string, string];
 const MINUTES = Number(minutesArg);
 const SNAPSHOT_MINUTE = Number(snapshotArg);
-const USERS = 20;
+/** `agent.maxContextTokens`, 0 for the default: a small one makes compaction level the histories off within the run. */
+const MAX_CONTEXT_TOKENS = Number(contextArg);
+/** People, each with a DM: the conversations the 5 messages a second are spread over. */
+const USERS = Number(usersArg);
 const SAMPLE_MS = 10_000;
 const gc = (globalThis as { gc?: () => void }).gc;
 
@@ -77,13 +80,15 @@ const config = parseConfig({
   logLevel: 'silent',
   owners: Array.from({ length: USERS }, (_, n) => `soak:u${n}`),
   llm: { baseUrl: llmUrl, apiKey: 'soak', model: 'fake-model', stream: false, maxRetries: 0 },
-  agent: { maxConcurrentTurns: 64, userMessagesPerMinute: 1000 },
+  agent: { maxConcurrentTurns: 64, userMessagesPerMinute: 1000, ...(MAX_CONTEXT_TOKENS ? { maxContextTokens: MAX_CONTEXT_TOKENS } : {}) },
   routines: { minIntervalSeconds: 30, maxPerUser: 100 },
   jobs: { maxActivePerUser: 50, maxParallel: 8 },
 });
 const channel = new SoakChannel();
 const app = await createApp({ config, channels: [{ name: 'soak', create: () => channel }] });
 await app.start();
+let compactions = 0;
+app.services.events.on('compaction', () => (compactions += 1));
 
 const now = Date.now();
 for (let i = 0; i < 50; i += 1) {
@@ -165,7 +170,10 @@ clearInterval(traffic);
 clearInterval(jobTimer);
 snapshot('late');
 const completed = (await app.jobs.store.list({ states: ['completed'] })).length;
+// The conversations' lengths at the end: what the histories hold in memory.
+const lengths: number[] = [];
+for (let n = 0; n < USERS; n += 1) lengths.push((await app.services.history.get(`soak:dm-u${n}`))?.messages.length ?? 0);
 await app.stop('soak over');
 rmSync(dir, { recursive: true, force: true });
-process.stdout.write(`${JSON.stringify({ start, snapshotAt, samples, snapshots, messages: seq, sent: channel.sent, approvals: channel.approvals, jobsCreated: jobs, jobsCompleted: completed, gc: Boolean(gc) })}\n`);
+process.stdout.write(`${JSON.stringify({ start, snapshotAt, samples, snapshots, messages: seq, sent: channel.sent, approvals: channel.approvals, jobsCreated: jobs, jobsCompleted: completed, compactions, historyMessages: { mean: lengths.reduce((sum, length) => sum + length, 0) / USERS, max: Math.max(...lengths) }, gc: Boolean(gc) })}\n`);
 process.exit(0);

@@ -6,17 +6,27 @@
  * warm-up (a fifth of the run, 2 minutes of 10) the slopes of RSS and of heap
  * used, sampled every 10 s after a forced collection, are fitted by least
  * squares and given in MB per hour; heap snapshots taken at 30% of the run
- * (minute 3 of 10) and at its end are compared by constructor: what grew.
+ * (minute 3 of 10) and at its end are compared by constructor (what grew)
+ * and by the older object holding what is new (bench/heap-diff.ts).
+ *
+ * Two variants, labelled as such in the output: a smaller `agent.maxContextTokens`
+ * (the default is 32,000, which the 20 conversations reach only after about 40
+ * minutes) makes compaction shorten each history every few minutes, so the run
+ * shows the steady state; more conversations spread the same traffic over
+ * many threads of a few turns each, so what is kept per thread shows.
  */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { byConstructor, newObjectsByHolder, type HeapTotal } from './heap-diff.js';
 import { startFakeLlm, textReply, toolCallReply, type FakeLlmRequest } from '../test/fakes/llm/server.js';
 
 const run = promisify(execFile);
 const LATENCY_MS = 50;
+/** The longest request the model was sent (by messages): its characters, its system prompt's. */
+const largest = { messages: 0, chars: 0, system: 0 };
 
 type Row = Record<string, number | string>;
 
@@ -30,11 +40,19 @@ interface WorkerResult {
   approvals: number;
   jobsCreated: number;
   jobsCompleted: number;
+  compactions: number;
+  historyMessages: { mean: number; max: number };
   gc: boolean;
 }
 
-/** The model: a chat turn calls the calculator or files_write once, then answers; a job counts three steps, then reports done. */
+/** The model: a chat turn calls the calculator or files_write once, then answers; a job counts three steps, then reports done; a compaction's summary request gets a short summary. */
 function responder(request: FakeLlmRequest) {
+  const first = request.messages[0]?.content;
+  const chars = request.messages.reduce((sum, message) => sum + (typeof message.content === 'string' ? message.content.length : 0), 0);
+  if (request.messages.length > largest.messages) Object.assign(largest, { messages: request.messages.length, chars, system: typeof first === 'string' ? first.length : 0 });
+  if (typeof first === 'string' && first.startsWith('Summarise the conversation')) {
+    return textReply('The user asked for sums (the calculator answered), notes written to note.txt, greetings and reminders; all were answered.', { latencyMs: LATENCY_MS });
+  }
   const text = request.messages.map((message) => (typeof message.content === 'string' ? message.content : '')).join('\n');
   const tools = request.messages.filter((message) => message.role === 'tool').length;
   if (text.includes('[job]')) {
@@ -78,37 +96,19 @@ function pooledSlopePerHour(groups: { t: number; y: number }[][]): number {
   return den ? (num / den) * 3_600_000 : NaN;
 }
 
-/** Self sizes and counts by constructor (or node type) in a heap snapshot. */
-function byConstructor(path: string): Map<string, { bytes: number; count: number }> {
-  const snapshot = JSON.parse(readFileSync(path, 'utf8')) as {
-    snapshot: { meta: { node_fields: string[]; node_types: [string[]] } };
-    nodes: number[];
-    strings: string[];
-  };
-  const fields = snapshot.snapshot.meta.node_fields;
-  const types = snapshot.snapshot.meta.node_types[0];
-  const width = fields.length;
-  const [type, name, size] = ['type', 'name', 'self_size'].map((field) => fields.indexOf(field)) as [number, number, number];
-  const totals = new Map<string, { bytes: number; count: number }>();
-  for (let i = 0; i < snapshot.nodes.length; i += width) {
-    const kind = types[snapshot.nodes[i + type]!]!;
-    const key = kind === 'object' || kind === 'closure' ? `${kind} ${snapshot.strings[snapshot.nodes[i + name]!]!.slice(0, 60)}` : kind;
-    const entry = totals.get(key) ?? { bytes: 0, count: 0 };
-    entry.bytes += snapshot.nodes[i + size]!;
-    entry.count += 1;
-    totals.set(key, entry);
-  }
-  return totals;
-}
-
-/** Runs the soak; the rows are its figures, then the ten constructors that grew most between the snapshots. */
-export async function runSoakBench(minutes = Number(process.env.PINCER_SOAK_MINUTES ?? 10)): Promise<Row[]> {
+/**
+ * Runs the soak; the rows are its figures, then the ten constructors that grew most between the
+ * snapshots and the ten holders of most new objects. `maxContextTokens` (0: the default) and
+ * `conversations` (20) make the variants, named in the first row.
+ */
+export async function runSoakBench(minutes = Number(process.env.PINCER_SOAK_MINUTES ?? 10), options: { maxContextTokens?: number; conversations?: number } = {}): Promise<Row[]> {
+  const { maxContextTokens = 0, conversations = 20 } = options;
   const warmUpMs = minutes * 0.2 * 60_000;
   const snapshotMinute = minutes * 0.3;
   const llm = await startFakeLlm({ responder, record: false });
   const out = mkdtempSync(join(tmpdir(), 'pincer-soak-out-'));
   try {
-    const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/soak-worker.ts', llm.url, String(minutes), String(snapshotMinute), out], {
+    const { stdout } = await run(process.execPath, ['--expose-gc', '--import', 'tsx', 'bench/soak-worker.ts', llm.url, String(minutes), String(snapshotMinute), out, String(maxContextTokens), String(conversations)], {
       maxBuffer: 1 << 24,
       env: { ...process.env, NODE_OPTIONS: '' },
       timeout: (minutes + 5) * 60_000,
@@ -125,7 +125,9 @@ export async function runSoakBench(minutes = Number(process.env.PINCER_SOAK_MINU
     const heap = pooled((s) => s.heapMb);
     const first = steady[0];
     const last = steady.at(-1);
+    const variant = [maxContextTokens ? `VARIANT: agent.maxContextTokens ${maxContextTokens} (default 32,000), so that compaction levels the histories off` : '', conversations !== 20 ? `VARIANT: ${conversations} conversations (default 20)` : ''].filter(Boolean).join('; ');
     const rows: Row[] = [
+      { measure: 'configuration', value: variant || 'default (20 conversations, agent.maxContextTokens 32,000)' },
       { measure: `RSS slope after ${(warmUpMs / 60_000).toFixed(1)} min, the snapshot's step left out (MB/h; goal <= 5)`, value: rss },
       { measure: 'heap used slope (MB/h)', value: heap },
       { measure: 'heap reserved (heapTotal) slope (MB/h)', value: pooled((s) => s.heapTotalMb) },
@@ -134,16 +136,21 @@ export async function runSoakBench(minutes = Number(process.env.PINCER_SOAK_MINU
       { measure: 'RSS at the end of the warm-up / at the end (MB)', value: `${first?.rssMb.toFixed(1)} / ${last?.rssMb.toFixed(1)}` },
       { measure: 'heap used at the end of the warm-up / at the end (MB)', value: `${first?.heapMb.toFixed(1)} / ${last?.heapMb.toFixed(1)}` },
       { measure: 'messages / replies and edits sent / approvals / jobs created / jobs completed', value: `${result.messages} / ${result.sent} / ${result.approvals} / ${result.jobsCreated} / ${result.jobsCompleted}` },
+      { measure: 'longest request: messages / characters / of which the system prompt', value: `${largest.messages} / ${largest.chars} / ${largest.system}` },
+      { measure: 'compactions / messages in a conversation at the end (mean, max)', value: `${result.compactions} / ${result.historyMessages.mean.toFixed(0)}, ${result.historyMessages.max}` },
       { measure: 'RSS / heap reserved / heap used, each minute (MB)', value: result.samples.filter((_, i) => i % 6 === 0).map((s) => `${s.rssMb.toFixed(0)}/${s.heapTotalMb.toFixed(0)}/${s.heapMb.toFixed(0)}`).join(' ') },
       { measure: 'samples (every 10 s, after a forced GC)', value: `${result.samples.length}${result.gc ? '' : ' (no forced GC: --expose-gc missing)'}` },
     ];
-    const [early, late] = result.snapshots.map(byConstructor) as [Map<string, { bytes: number; count: number }>, Map<string, { bytes: number; count: number }>];
+    const [early, late] = result.snapshots.map(byConstructor) as [Map<string, HeapTotal>, Map<string, HeapTotal>];
     const growth = [...late].map(([key, entry]) => ({ key, bytes: entry.bytes - (early.get(key)?.bytes ?? 0), count: entry.count - (early.get(key)?.count ?? 0) }));
     growth.sort((a, b) => b.bytes - a.bytes);
     for (const grew of growth.slice(0, 10)) rows.push({ measure: `grew between minute ${snapshotMinute.toFixed(1)} and ${minutes}: ${grew.key}`, value: `${(grew.bytes / 1024).toFixed(1)} KiB, ${grew.count} objects` });
+    const held = [...newObjectsByHolder(result.snapshots[0]!, result.snapshots[1]!)].sort((a, b) => b[1].bytes - a[1].bytes);
+    for (const [holder, total] of held.slice(0, 10)) rows.push({ measure: `new since minute ${snapshotMinute.toFixed(1)}, held by: ${holder}`, value: `${(total.bytes / 1024).toFixed(1)} KiB, ${total.count} objects` });
     return rows;
   } finally {
     await llm.close();
-    rmSync(out, { recursive: true, force: true });
+    if (process.env.PINCER_SOAK_KEEP) console.log(`heap snapshots kept in ${out}`);
+    else rmSync(out, { recursive: true, force: true });
   }
 }

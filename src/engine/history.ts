@@ -32,8 +32,22 @@ import type { ThreadDelta, ThreadStorage } from './thread-storage.js';
 export { ChatMessageSchema, ChatRecordSchema, GroupLineSchema, OpenTurnSchema, QueuedMessageSchema, ThreadRecordSchema, ToolCallSchema, UsageTotalsSchema, zeroUsage };
 export type { GroupLine, OpenTurn, QueuedMessage, ThreadRecord, UsageTotals };
 
-/** Thread records kept in memory (the most recently used ones). */
+/** Thread records kept in memory (the most recently used ones), at most this many... */
 const CACHE_SIZE = 2_000;
+/**
+ * ...and at most about this many bytes of them, as {@link recordBytes} estimates them: a count
+ * alone lets 2,000 long histories (hundreds of KB each until compaction shortens them) take
+ * hundreds of MB. 48 MB holds about 110,000 short messages: 2,000 threads of 55, or 200 of 550.
+ * The record in use is kept even when it alone is larger.
+ */
+export const THREAD_CACHE_BYTES = 48 * 2 ** 20;
+/**
+ * What a message (a group line, an inbox message) costs in memory besides its text. Measured in
+ * the heap snapshots of bench/soak: about 180 bytes for a message with its tool calls and its
+ * slot in the history, and 260 for the redacted wire form the provider keeps while the message
+ * lives (llm/sent-messages.ts).
+ */
+const ENTRY_BYTES = 440;
 
 /** What the store holds of a thread, as this process last wrote or read it. */
 interface Written {
@@ -52,6 +66,9 @@ interface Written {
  */
 export class ThreadHistory {
   private readonly cache = new Map<string, ThreadRecord>();
+  /** Per cached thread, its estimated size when last read or changed, and their sum. */
+  private readonly sizes = new Map<string, number>();
+  private cachedBytes = 0;
   /** Per cached thread, what its next write is compared with. */
   private readonly written = new Map<string, Written>();
   private readonly mutex = new KeyedMutex();
@@ -90,7 +107,7 @@ export class ThreadHistory {
    * one already queued still goes out.
    */
   forget(key: string): void {
-    this.cache.delete(key);
+    this.uncache(key);
     this.written.delete(key);
   }
 
@@ -132,6 +149,8 @@ export class ThreadHistory {
       const record = await this.read(key, chat);
       change(record);
       record.updatedAt = Date.now();
+      // A change may have grown the record past the bound (a turn's new messages): measured again.
+      if (this.cache.get(key) === record) this.measure(key, record);
       const written = this.persist(key, record);
       if (options.wait !== false) await written;
       return record;
@@ -218,8 +237,26 @@ export class ThreadHistory {
       this.written.set(key, writtenOf(record.messages.slice(), record));
     }
     this.cache.set(key, record);
-    if (this.cache.size > CACHE_SIZE) this.evict(this.cache.keys().next().value!);
+    this.measure(key, record);
     return record;
+  }
+
+  /** Notes the cached record's size, then evicts the least recently used others while the cache holds too many or too much. */
+  private measure(key: string, record: ThreadRecord): void {
+    const size = recordBytes(record);
+    this.cachedBytes += size - (this.sizes.get(key) ?? 0);
+    this.sizes.set(key, size);
+    while (this.cache.size > 1 && (this.cache.size > CACHE_SIZE || this.cachedBytes > THREAD_CACHE_BYTES)) {
+      const oldest = this.cache.keys().next().value!;
+      if (oldest === key) break;
+      this.evict(oldest);
+    }
+  }
+
+  private uncache(key: string): void {
+    this.cache.delete(key);
+    this.cachedBytes -= this.sizes.get(key) ?? 0;
+    this.sizes.delete(key);
   }
 
   /**
@@ -229,9 +266,22 @@ export class ThreadHistory {
    * apart would otherwise keep them, and they would be answered again).
    */
   private evict(key: string): void {
-    this.cache.delete(key);
+    this.uncache(key);
     if (!this.writes.has(key)) this.written.delete(key);
   }
+}
+
+/** A record's size in memory, estimated from the length of its texts (a character as a byte, as V8 keeps most text) and a fixed cost per entry. */
+export function recordBytes(record: ThreadRecord): number {
+  let bytes = 0;
+  for (const message of record.messages) {
+    bytes += ENTRY_BYTES + (message.content?.length ?? 0);
+    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) bytes += ENTRY_BYTES + call.id.length + call.name.length + call.arguments.length;
+    if (message.role === 'user') for (const image of message.images ?? []) bytes += ENTRY_BYTES + image.path.length;
+  }
+  for (const line of record.groupContext) bytes += ENTRY_BYTES + line.text.length;
+  for (const queued of record.inbox) bytes += ENTRY_BYTES + queued.text.length;
+  return bytes;
 }
 
 function writtenOf(messages: readonly ChatMessage[], record: ThreadRecord): Written {
