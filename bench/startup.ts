@@ -96,7 +96,10 @@ async function startOnce(subject: Subject, traced: boolean): Promise<Sample> {
     child.stdin.end();
     child.kill('SIGTERM');
     await exited;
-    const files = traced ? new Set(readFileSync(trace, 'utf8').split('\n').filter((url) => url.startsWith('file:'))).size : undefined;
+    const loaded = traced ? new Set(readFileSync(trace, 'utf8').split('\n').filter((url) => url.startsWith('file:'))) : undefined;
+    // PINCER_BENCH_TRACE_DIR=<folder>: the list of the files each subject loaded, to see what a start loads.
+    if (loaded && process.env.PINCER_BENCH_TRACE_DIR) writeFileSync(join(process.env.PINCER_BENCH_TRACE_DIR, `${subject.name.replace(/[^a-z0-9]+/gi, '-')}.txt`), [...loaded].sort().join('\n'));
+    const files = loaded?.size;
     return { readyMs, rssMb: rss, files };
   } catch (error) {
     child.kill('SIGKILL');

@@ -36,6 +36,8 @@ const NOT_CONFIGURED = [
   'grammy',
   '@slack/bolt',
   'sharp', // loaded with the first image sent to a model that sees
+  'file-type', // loaded with the first file received or sent
+  'strtok3',
 ];
 
 /** The npm packages among the loaded module URLs. */

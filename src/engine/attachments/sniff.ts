@@ -5,7 +5,6 @@
  * Text has no magic number: valid UTF-8 without NUL bytes counts as text.
  */
 import { extname } from 'node:path';
-import { fileTypeFromBuffer } from 'file-type';
 import { attachmentKindOf, type AttachmentKind } from '../../channels/types.js';
 
 /** What the bytes are. */
@@ -63,6 +62,8 @@ const TEXT_TYPES: Record<string, string> = {
  * @example await sniffType(pngBytes, 'image/png', 'cat.png') // { kind: 'image', mimeType: 'image/png', ext: 'png', archive: false }
  */
 export async function sniffType(bytes: Uint8Array, declaredType: string | undefined, name: string): Promise<SniffedType | SniffProblem> {
+  // Loaded with the first file (about 30 modules), not at every start.
+  const { fileTypeFromBuffer } = await import('file-type');
   const found = await fileTypeFromBuffer(bytes);
   const sniffed = found ? binaryType(found.mime, found.ext) : textType(bytes, declaredType, name);
   if (!sniffed) return { problem: 'unknown' };

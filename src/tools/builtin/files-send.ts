@@ -10,7 +10,6 @@ import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { fileTypeFromBuffer } from 'file-type';
 import { z } from 'zod';
 import { ToolError } from '../../errors.js';
 import type { FileOutlet, FileToSend, Tool, ToolContext } from '../types.js';
@@ -122,6 +121,8 @@ function checkSize(shown: string, size: number, outlet: FileOutlet): void {
 
 /** The type of the bytes: a known binary format, else text (valid UTF-8 without NUL), else unknown. */
 async function typeOf(bytes: Uint8Array): Promise<string> {
+  // Loaded with the first file (about 30 modules), not at every start.
+  const { fileTypeFromBuffer } = await import('file-type');
   const found = await fileTypeFromBuffer(bytes);
   if (found) return found.mime;
   if (bytes.includes(0)) return 'application/octet-stream';
