@@ -7,10 +7,10 @@ import type { ChatMessage, LlmResponse, ToolCall, ToolDefinition } from '../llm/
 import type { GuardFired } from './events.js';
 import { CONTINUE_PROMPT, stitch } from './guards/continuation.js';
 import { batchFingerprint } from './guards/fingerprint.js';
-import { LoopDetector, type LoopFinding, type LoopDetectorConfig, type ObservedCall } from './guards/loop-detector.js';
+import { type LoopFinding, type LoopDetectorConfig, type ObservedCall } from './guards/loop-detector.js';
+import { Guards } from './guards/run-guards.js';
 import { REPEATED_ANSWER_NOTICE, REPEATED_FAILURE_NOTICE, REPEATED_SUCCESS_NOTICE, TRUNCATED_ANSWER_NOTE, TRUNCATED_CALLS_NOTICE } from './guards/notices.js';
 import { answerKey, repeatedAnswerSummary } from './guards/repeated-answers.js';
-import { RepeatedBatchTracker } from './guards/repeated-batches.js';
 import { findDegenerateTail, REPETITION_CUT_NOTE } from './guards/repeated-text.js';
 import { signalsToolIntent, TOOL_INTENT_NUDGE } from './guards/tool-intent.js';
 import { stripReasoning, stripToolMarkup } from '../llm/clean-output.js';
@@ -143,54 +143,6 @@ export const DEFAULT_LOOP_CONFIG = {
   answerRepeatStopAt: 3,
   maxContinuations: 3,
 } as const satisfies LoopConfig;
-
-/** Per-run counters of the guards. */
-class Guards {
-  nudgesInARow = 0;
-  truncations = 0;
-  answerReviewed = false;
-  readonly failures = new RepeatedBatchTracker();
-  readonly successes = new RepeatedBatchTracker();
-  readonly answers = new RepeatedBatchTracker();
-  readonly detector: LoopDetector | undefined;
-  /** Text was forced by a guard (not by the delegate). */
-  private forcedText = false;
-
-  constructor(
-    settings: LoopConfig,
-    private readonly report: (fired: GuardFired) => void = () => undefined,
-  ) {
-    this.detector = settings.detectors ? new LoopDetector(settings.detectors) : undefined;
-  }
-
-  /** Tells the model, in a message of the conversation, that it repeats itself. */
-  warn(ctx: LoopContext, guard: string, message: string, summary?: string): void {
-    ctx.messages.push({ role: 'user', content: message });
-    this.report({ action: 'warning', guard, ...(summary ? { summary } : {}) });
-  }
-
-  /** Offers no tools until the model has answered in text. */
-  forceText(ctx: LoopContext, guard: string): void {
-    if (!this.forcedText) this.report({ action: 'forced_answer', guard });
-    this.forcedText = true;
-    ctx.forceText = true;
-  }
-
-  /** The run ends because the model kept repeating itself. */
-  stopped(guard: string, summary: string): void {
-    this.report({ action: 'stopped', guard, summary });
-  }
-
-  /**
-   * The model answered in text and the run goes on (a job): the tools come
-   * back. Text a delegate forces stays forced (it sets it again before each call).
-   */
-  liftForcedText(ctx: LoopContext): void {
-    if (!this.forcedText) return;
-    this.forcedText = false;
-    ctx.forceText = false;
-  }
-}
 
 /**
  * Runs the loop until the delegate returns an outcome, the model is stopped, or
