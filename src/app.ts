@@ -188,8 +188,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const channels = await Promise.all(factories.map(async (factory) => factory.create(await channelDeps(factory.name))));
   const channelMap = new Map(channels.map((channel) => [channel.name, channel]));
   const outbox = new Outbox(channelMap, (text) => redactor.redact(text), log, events, new DeliveryLog(store, log));
-  // Instances share a store only on Redis; SQLite and Postgres are locked to one process.
-  const usage = new UsageLedger(store, Date.now, { soleWriter: !store.redis });
+  const usage = new UsageLedger(store, Date.now, { soleWriter: store.exclusive });
   const services: AgentServices = {
     config,
     log,

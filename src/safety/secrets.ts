@@ -29,6 +29,7 @@ export interface SecretPattern {
 const SECRET_WORD = /secret/i;
 const AUTHORIZATION_WORD = /authorization/i;
 const ASSIGNED_WORDS = /key|secret|token|password/i;
+const AWS_KEY_PREFIXES = ['AKIA', 'ASIA', 'ABIA', 'ACCA'];
 
 /** The secrets pincer recognises on its own, most specific first. */
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
@@ -36,7 +37,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { kind: 'anthropic', regex: /\bsk-ant-[A-Za-z0-9_-]{20,}/g, mayMatch: (text) => text.includes('sk-ant-') },
   { kind: 'openrouter', regex: /\bsk-or-[A-Za-z0-9_-]{20,}/g, mayMatch: (text) => text.includes('sk-or-') },
   { kind: 'openai', regex: /\bsk-[A-Za-z0-9_-]{20,}/g, mayMatch: (text) => text.includes('sk-') },
-  { kind: 'aws-access-key', regex: /\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b/g, mayMatch: (text) => ['AKIA', 'ASIA', 'ABIA', 'ACCA'].some((prefix) => text.includes(prefix)) },
+  { kind: 'aws-access-key', regex: /\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b/g, mayMatch: (text) => AWS_KEY_PREFIXES.some((prefix) => text.includes(prefix)) },
   {
     kind: 'aws-secret-key',
     regex: /(\b(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?\s{0,5}[:=]\s{0,5}["']?)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])/gi,

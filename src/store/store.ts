@@ -154,12 +154,21 @@ export class Store {
     );
   }
 
+  /**
+   * No other process writes this store: SQLite and Postgres are locked to one
+   * process, while instances share a Redis store. What this process last wrote
+   * is then what the store holds.
+   */
+  get exclusive(): boolean {
+    return !this.cas;
+  }
+
   /** A namespace of records validated by `schema`, written with `version`. */
   namespace<S extends z.ZodType>(name: string, schema: S, version = 1, options: NamespaceOptions = {}): Namespace<z.infer<S>> {
     type T = z.infer<S>;
     const keyOf = (key: string) => `${name}:${key}`;
     // Records kept in memory are copies: a caller may change what it was given or gave.
-    const held = options.hold && !this.cas ? new HeldRecords<T>(options.hold) : undefined;
+    const held = options.hold && this.exclusive ? new HeldRecords<T>(options.hold) : undefined;
     const read = async (key: string): Promise<T | undefined> => {
       let raw: unknown;
       try {

@@ -34,6 +34,17 @@ const callCosting = (costUsd: number) => ({ content: '', toolCalls: [], finishRe
 
 const isSummaryRequest = (request: FakeLlmRequest) => String(request.messages[0]?.content ?? '').startsWith('Summarise the conversation');
 
+/** What a ledger started now reads as `userId`'s cost today, once it reaches `expected` or 4 s have passed. */
+async function costSeenByANewLedger(store: Store, userId: string, expected: number): Promise<number> {
+  const started = Date.now();
+  let seen = 0;
+  while (seen < expected && Date.now() - started < 4_000) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    seen = (await new UsageLedger(store).userToday(userId)).costUsd;
+  }
+  return seen;
+}
+
 describe('usage', () => {
   it('counts compaction summary requests in /usage and in the cost that the daily limit reads', async () => {
     const rig = await startAppRig({
@@ -71,13 +82,7 @@ describe('usage', () => {
     await first.record('test:ann', response);
     await first.record('test:ann', response);
     // No flush and no close, as after kill -9: the calls are written within a second.
-    const started = Date.now();
-    let seen = 0;
-    while (seen < 0.5 && Date.now() - started < 4_000) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      seen = (await new UsageLedger(store).userToday('test:ann')).costUsd;
-    }
-    expect(seen).toBeCloseTo(0.5, 10);
+    expect(await costSeenByANewLedger(store, 'test:ann', 0.5)).toBeCloseTo(0.5, 10);
     // What the daily cost ceiling reads on another instance counts them too, and its own calls add on top.
     expect((await other.userToday('test:ann')).costUsd).toBeCloseTo(0.5, 10);
     await other.record('test:ann', response);
@@ -141,13 +146,7 @@ describe('usage', () => {
     expect((await ledger.userToday('test:ann')).costUsd).toBeCloseTo(0.25, 10);
     await ledger.record('test:ann', response);
     // No flush, as after kill -9: both calls are written within a second, the second on top of the first.
-    const started = Date.now();
-    let seen = 0;
-    while (seen < 0.5 && Date.now() - started < 4_000) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      seen = (await new UsageLedger(store).userToday('test:ann')).costUsd;
-    }
-    expect(seen).toBeCloseTo(0.5, 10);
+    expect(await costSeenByANewLedger(store, 'test:ann', 0.5)).toBeCloseTo(0.5, 10);
     for (let user = 0; user < 5_100; user++) await ledger.record(`test:u${user}`, callCosting(0.01));
     await ledger.record('test:ann', response);
     await ledger.flush();
