@@ -4,6 +4,7 @@
  * the MCP SDK, the metrics library, the queue and Redis clients, the HTML
  * converter, a syntax highlighter, the command-line parser or any platform's
  * library. Checked through the modules the process actually loaded, not time.
+ * A Telegram start loads its markdown renderer with the first answer, not before.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -11,8 +12,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFakeLlm, type FakeLlm } from '../fakes/llm/server.js';
+import { textReply } from '../fakes/llm/script.js';
+import { startFakeTelegram } from '../fakes/telegram/index.js';
 import { ensureBuilt } from './build.js';
 import { cleanUp, startPincer, tempDir } from './pincer.js';
+import { OWNER, say, waitForDm } from './telegram.js';
 
 const TRACE = fileURLToPath(new URL('./module-trace.mjs', import.meta.url));
 
@@ -131,4 +135,38 @@ describe('what a start loads', () => {
     // The page's libraries are bundled files the bot serves, never modules it loads.
     expect(packagesIn(on)).not.toContain('preact');
   }, 30_000);
+
+  it('loads the Telegram markdown renderer with the first answer, not at start, and the answer is rendered', async () => {
+    const fake = await startFakeTelegram();
+    const model = await startFakeLlm({ responder: () => textReply('**bold** and `code`') });
+    try {
+      const dir = tempDir();
+      const trace = join(dir, 'modules.txt');
+      writeFileSync(trace, '');
+      const pincer = startPincer({
+        OPENAI_BASE_URL: model.url,
+        OPENAI_API_KEY: 'sk-test',
+        PINCER_MODEL: 'fake-model',
+        TELEGRAM_BOT_TOKEN: fake.token,
+        TELEGRAM_API_ROOT: fake.apiRoot,
+        PINCER_OWNERS: `telegram:${OWNER.id}`,
+        NODE_OPTIONS: `--import=${TRACE}`,
+        PINCER_MODULE_TRACE: trace,
+      });
+      await pincer.waitForOutput('pincer is running', 20_000);
+      const renderer = ['mdast-util-from-markdown', 'micromark', 'micromark-extension-gfm'];
+      const atStart = packagesIn(readFileSync(trace, 'utf8').split('\n'));
+      expect(atStart).toContain('grammy');
+      expect(renderer.filter((name) => atStart.has(name))).toEqual([]);
+
+      say(fake, 'hello');
+      const answer = await waitForDm(fake, 'bold and code', pincer.output);
+      expect(answer.parseMode).toBe('HTML');
+      expect(answer.text).toBe('<b>bold</b> and <code>code</code>');
+      expect(packagesIn(readFileSync(trace, 'utf8').split('\n'))).toContain('micromark');
+    } finally {
+      await fake.close();
+      await model.close();
+    }
+  }, 40_000);
 });

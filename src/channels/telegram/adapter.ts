@@ -45,7 +45,7 @@ import { resolveOptions, type ResolvedTelegramOptions, type TelegramChannelOptio
 import { POSTING_METHODS, TelegramOutbound } from './outbound.js';
 import { SentTrail } from './sent-trail.js';
 import { sendTelegramFile, TELEGRAM_FILE_LIMITS } from './uploads.js';
-import { TELEGRAM_MESSAGE_LIMIT } from './parts.js';
+import { TELEGRAM_MESSAGE_LIMIT } from './message-limit.js';
 import { PollingDuty } from './polling-duty.js';
 import { ALLOWED_UPDATES } from './poller.js';
 import { UpdateRouter } from './router.js';

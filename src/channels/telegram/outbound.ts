@@ -13,7 +13,8 @@ import type { ChatAddress, PartLedger, SentMessage } from '../types.js';
 import { targetOf } from './chat.js';
 import { BEFORE_REQUEST, type BeforeRequest } from './before-request.js';
 import { describeError, isAbsentMessage, isMissingMessage, isNetworkFailure, isNotModified, isParseError, isRefusal, mayHaveTakenEffect, toChannelError } from './errors.js';
-import { renderParts, type MessagePart } from './parts.js';
+import type * as Parts from './parts.js';
+import type { MessagePart } from './parts.js';
 import { networkPause, type NetworkRetryOptions } from './retry.js';
 import type { SentTrail } from './sent-trail.js';
 import { UPLOAD_METHODS } from './uploads.js';
@@ -29,6 +30,15 @@ const SEARCHED_MESSAGES = 16;
 const ABSENT_IN_A_ROW = 3;
 /** Shown in a surplus part that could not be deleted. */
 const EMPTIED_PART = '…';
+
+/**
+ * The markdown renderer (mdast and micromark, about 120 modules) loads with the
+ * first answer, not at start: a turn's "typing…" begins loading it, so the
+ * load runs while the model thinks.
+ */
+let renderer: Promise<typeof Parts> | undefined;
+const loadRenderer = () => (renderer ??= import('./parts.js'));
+const partsOf = async (markdown: string): Promise<MessagePart[]> => (await loadRenderer()).renderParts(markdown);
 
 /** Options of one send. */
 export interface SendOptions {
@@ -72,17 +82,18 @@ export class TelegramOutbound {
 
   /** Sends `markdown` as one or more messages. */
   async send(chat: ChatAddress, markdown: string, options: SendOptions = {}): Promise<SentMessage> {
-    return { chat, ids: await sendParts(renderParts(markdown), this.partsIn(chat, options), options.parts) };
+    return { chat, ids: await sendParts(await partsOf(markdown), this.partsIn(chat, options), options.parts) };
   }
 
   /** Replaces the text of `message`; parts as {@link editParts} says. */
   async edit(message: SentMessage, markdown: string, options: SendOptions = {}): Promise<SentMessage> {
     const ops = this.partsIn(message.chat, { replyMarkup: options.replyMarkup });
-    return { chat: message.chat, ids: await editParts(message.ids, renderParts(markdown), ops) };
+    return { chat: message.chat, ids: await editParts(message.ids, await partsOf(markdown), ops) };
   }
 
   /** Shows "typing…" for about five seconds. */
   async typing(chat: ChatAddress): Promise<void> {
+    void loadRenderer().catch(() => undefined);
     const { chatId, threadOptions } = targetOf(chat);
     try {
       await this.deps.api.sendChatAction(chatId, 'typing', threadOptions);

@@ -5,10 +5,8 @@
  */
 import { splitMessage } from '../split.js';
 import { escapeHtml } from './escape.js';
+import { TELEGRAM_MESSAGE_LIMIT } from './message-limit.js';
 import { markdownToTelegramHtml } from './render.js';
-
-/** Longest text of one Telegram message, in UTF-16 code units as Telegram counts. */
-export const TELEGRAM_MESSAGE_LIMIT = 4096;
 
 /** Share of the limit used for the first markdown split, leaving room for markup. */
 const FIRST_SPLIT_SHARE = 0.92;
