@@ -91,12 +91,12 @@ async function startOnce(subject: Subject, traced: boolean): Promise<Sample> {
   try {
     await subject.ready(() => output);
     const readyMs = performance.now() - started;
-    await new Promise((resolve) => setTimeout(resolve, traced ? 100 : IDLE_MS));
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
     const rss = traced ? undefined : rssMb(child.pid!);
     child.stdin.end();
     child.kill('SIGTERM');
     await exited;
-    const loaded = traced ? new Set(readFileSync(trace, 'utf8').split('\n').filter((url) => url.startsWith('file:'))) : undefined;
+    const loaded = traced ? new Set(readFileSync(trace, 'utf8').split('\n').filter((line) => line.startsWith('file:')).map((line) => line.split(' ')[0]!)) : undefined;
     // PINCER_BENCH_TRACE_DIR=<folder>: the list of the files each subject loaded, to see what a start loads.
     if (loaded && process.env.PINCER_BENCH_TRACE_DIR) writeFileSync(join(process.env.PINCER_BENCH_TRACE_DIR, `${subject.name.replace(/[^a-z0-9]+/gi, '-')}.txt`), [...loaded].sort().join('\n'));
     const files = loaded?.size;

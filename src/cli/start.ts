@@ -8,6 +8,7 @@ import { loadConfig, type LoadedConfig } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { ConfigError, StoreError } from '../errors.js';
 import { createLogger, openLogFile, type Logger } from '../log.js';
+import { loadSdk } from '../llm/sdk.js';
 import { createRedactor, type Redactor } from '../safety/secrets.js';
 import { Store } from '../store/store.js';
 import { leftoverWorkspaceNotice } from '../tools/builtin/index.js';
@@ -138,6 +139,8 @@ async function main(): Promise<number> {
     return 1;
   }
   log.info({ model: config.llm.model, channels: channels.map((c) => c.name) }, 'pincer is running');
+  // The model's SDK loads now, in the background, rather than with the first message (llm/sdk.ts).
+  void loadSdk().catch(() => undefined);
   if (logFile) tell(`running with ${config.llm.model} on ${channels.map((c) => c.name).join(', ')}; logs go to ${logFile.path}`);
   const reason = await app.runtime.done;
   await app.stop(reason);

@@ -3,8 +3,9 @@
  * whose `kind` tells the agent how to react and whose `retryable` tells the retry
  * loop whether another attempt may help.
  */
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type { APIConnectionError, APIError } from 'openai';
 import { LlmError } from '../errors.js';
+import { loadedSdk } from './sdk.js';
 
 /** What the provider knows about how an attempt ended, beyond the thrown error. */
 export interface AttemptOutcome {
@@ -29,14 +30,16 @@ export function toLlmError(error: unknown, outcome: AttemptOutcome): LlmError {
   if (error instanceof LlmError) return error;
   // Our own signals are checked first: the SDK reports both as a plain abort.
   if (outcome.aborted) return new LlmError('LLM request aborted', 'aborted', false, undefined, { cause: error });
-  if (outcome.timedOut || error instanceof APIConnectionTimeoutError) {
+  // Before the SDK has loaded, nothing thrown can be one of its errors.
+  const sdk = loadedSdk();
+  if (outcome.timedOut || (sdk && error instanceof sdk.APIConnectionTimeoutError)) {
     return new LlmError(`LLM request timed out after ${outcome.timeoutMs} ms`, 'timeout', true, undefined, { cause: error });
   }
-  if (error instanceof APIUserAbortError) return new LlmError('LLM request aborted', 'aborted', false, undefined, { cause: error });
-  if (error instanceof APIConnectionError) {
+  if (sdk && error instanceof sdk.APIUserAbortError) return new LlmError('LLM request aborted', 'aborted', false, undefined, { cause: error });
+  if (sdk && error instanceof sdk.APIConnectionError) {
     return new LlmError(`could not reach the LLM endpoint: ${describeCause(error)}`, 'connection', true, undefined, { cause: error });
   }
-  if (error instanceof APIError) return fromApiError(error, outcome.endpoint);
+  if (sdk && error instanceof sdk.APIError) return fromApiError(error, outcome.endpoint);
   if (isStreamBreak(error)) {
     return new LlmError(`the LLM response stream broke: ${messageOf(error)}`, 'connection', true, undefined, { cause: error });
   }
@@ -126,7 +129,8 @@ function messageOf(error: unknown): string {
  */
 export function retryAfterMs(error: LlmError, now = Date.now()): number | undefined {
   const cause = error.cause;
-  if (!(cause instanceof APIError) || !cause.headers) return undefined;
+  const sdk = loadedSdk();
+  if (!sdk || !(cause instanceof sdk.APIError) || !cause.headers) return undefined;
   return parseRetryAfter(cause.headers, now);
 }
 

@@ -4,7 +4,7 @@
  * Retries are ours, not the SDK's, so that they honour pincer's config, log
  * through pino and stop the moment a turn is stopped.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletionCreateParamsBase, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
@@ -14,6 +14,7 @@ import { startDeadline } from './deadline.js';
 import { toLlmError } from './errors.js';
 import { PriceTable } from './pricing.js';
 import { withRetries, type RetryNotice } from './retry.js';
+import { loadSdk } from './sdk.js';
 import { SentMessages } from './sent-messages.js';
 import { StreamAssembler } from './stream.js';
 import type { LlmProvider, LlmRequest, LlmResponse, ToolDefinition } from './types.js';
@@ -53,7 +54,10 @@ const COMPLETION_TOKENS_MODELS = /^(o\d|gpt-5)/;
  */
 export class OpenAiProvider implements LlmProvider {
   readonly model: string;
-  private readonly client: OpenAI;
+  /** The SDK's client, made with the SDK's first load (see sdk.ts). */
+  private client: Promise<OpenAI> | undefined;
+  /** The client once made: its base URL names the endpoint in errors. */
+  private madeClient: OpenAI | undefined;
   private readonly prices: PriceTable;
   private readonly log: Logger;
   /** The conversation's messages as sent, redacted, kept per message across requests. */
@@ -75,12 +79,18 @@ export class OpenAiProvider implements LlmProvider {
     this.sent = new SentMessages(options.redact);
     const bareModel = this.model.slice(this.model.lastIndexOf('/') + 1);
     this.maxTokensField = COMPLETION_TOKENS_MODELS.test(bareModel) ? 'max_completion_tokens' : 'max_tokens';
-    this.client = new OpenAI({
-      baseURL: settings.baseUrl,
-      apiKey: settings.apiKey || PLACEHOLDER_API_KEY,
-      maxRetries: 0,
-      timeout: settings.timeoutMs,
-    });
+  }
+
+  private clientOf(): Promise<OpenAI> {
+    return (this.client ??= loadSdk().then(({ default: OpenAI }) => {
+      this.madeClient = new OpenAI({
+        baseURL: this.settings.baseUrl,
+        apiKey: this.settings.apiKey || PLACEHOLDER_API_KEY,
+        maxRetries: 0,
+        timeout: this.settings.timeoutMs,
+      });
+      return this.madeClient;
+    }));
   }
 
   /**
@@ -112,7 +122,8 @@ export class OpenAiProvider implements LlmProvider {
 
   private async completeOnce(request: LlmRequest): Promise<ParsedCompletion> {
     return this.attempt(request, async (signal) => {
-      const completion = await this.client.chat.completions.create({ ...this.body(request), stream: false }, { signal });
+      const client = await this.clientOf();
+      const completion = await client.chat.completions.create({ ...this.body(request), stream: false }, { signal });
       return parseCompletion(completion);
     });
   }
@@ -124,7 +135,7 @@ export class OpenAiProvider implements LlmProvider {
         request.onTextDelta?.(delta);
       });
       const body = { ...this.body(request), stream: true as const, stream_options: { include_usage: true } };
-      const stream = await this.client.chat.completions.create(body, { signal });
+      const stream = await (await this.clientOf()).chat.completions.create(body, { signal });
       for await (const chunk of stream) assembler.add(chunk);
       // The SDK ends an aborted stream quietly; without this an interrupted
       // answer would pass for a complete one.
@@ -153,7 +164,7 @@ export class OpenAiProvider implements LlmProvider {
     try {
       return await run(deadline.signal);
     } catch (error) {
-      const endpoint = endpointOf(this.client.baseURL);
+      const endpoint = this.madeClient && endpointOf(this.madeClient.baseURL);
       throw toLlmError(error, { aborted: deadline.aborted, timedOut: deadline.timedOut, timeoutMs: this.settings.timeoutMs, endpoint });
     } finally {
       deadline.dispose();

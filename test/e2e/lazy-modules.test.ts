@@ -44,7 +44,7 @@ const NOT_CONFIGURED = [
   'strtok3',
 ];
 
-/** The npm packages among the loaded module URLs. */
+/** The npm packages among the loaded module URLs (each line a URL, then when it loaded). */
 function packagesIn(urls: string[]): Set<string> {
   const names = new Set<string>();
   for (const url of urls) {
@@ -113,6 +113,40 @@ describe('what a start loads', () => {
     expect(loaded).toContain('sqlite3');
     expect(loaded).toContain('marked');
     expect(NOT_CONFIGURED.filter((name) => loaded.has(name))).toEqual([]);
+  }, 30_000);
+
+  it('loads the model SDK only once it is running, and answers with it', async () => {
+    const dir = tempDir();
+    const trace = join(dir, 'modules.txt');
+    writeFileSync(trace, '');
+    const configFile = join(dir, 'pincer.yaml');
+    writeFileSync(configFile, 'terminal:\n  enabled: on\n');
+    llm.setResponder(() => textReply('the sdk answered'));
+    const pincer = startPincer({
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: 'sk-test',
+      PINCER_MODEL: 'fake-model',
+      PINCER_CONFIG: configFile,
+      NODE_OPTIONS: `--import=${TRACE}`,
+      PINCER_MODULE_TRACE: trace,
+    });
+    try {
+      await pincer.waitForOutput('pincer is running');
+      pincer.child.stdin!.write('hello\n');
+      await pincer.waitForOutput('the sdk answered');
+    } finally {
+      llm.setResponder(undefined);
+    }
+    pincer.child.stdin!.end();
+    expect((await pincer.waitForExit()).code, pincer.output()).toBe(0);
+    const running = JSON.parse(pincer.output().split('\n').find((line) => line.includes('"pincer is running"'))!) as { time: number };
+    const sdkLoads = readFileSync(trace, 'utf8')
+      .split('\n')
+      .filter((line) => /node_modules\/openai\//.test(line))
+      .map((line) => Number(line.split(' ')[1]));
+    expect(sdkLoads.length).toBeGreaterThan(10);
+    // Each of the SDK's modules loaded after the start said it was running.
+    expect(sdkLoads.filter((time) => !(time >= running.time))).toEqual([]);
   }, 30_000);
 
   it('does not load the image library at start, even for a model that sees', async () => {

@@ -1,4 +1,4 @@
-/** The loader hooks of module-trace.mjs: each module's URL, as it loads. */
+/** The loader hooks of module-trace.mjs: each module's URL as it loads, and when (epoch milliseconds, after a space). */
 import { appendFileSync } from 'node:fs';
 
 /** @type {string} */
@@ -15,6 +15,6 @@ export function initialize(data) {
  * @param {(url: string, context: unknown) => unknown} next
  */
 export function load(url, context, next) {
-  appendFileSync(file, `${url}\n`);
+  appendFileSync(file, `${url} ${Date.now()}\n`);
   return next(url, context);
 }

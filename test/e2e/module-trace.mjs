@@ -1,8 +1,8 @@
 /**
  * Loaded with `node --import` (through NODE_OPTIONS): appends the URL of every
  * module the process loads to the file named by PINCER_MODULE_TRACE, ES
- * modules as they load (a loader hook) and CommonJS ones from the require
- * cache when the process exits.
+ * modules as they load (a loader hook, with the time each loaded) and
+ * CommonJS ones from the require cache when the process exits (no time).
  */
 import { appendFileSync } from 'node:fs';
 import { createRequire, register } from 'node:module';
