@@ -7,7 +7,6 @@ import { commandTable } from './chat/command-table.js';
 import { Runtime } from './chat/runtime.js';
 import type { Channel, ChannelDeps, CommandSpec } from './channels/types.js';
 import type { Config } from './config/schema.js';
-import { clusterDeployment } from './cluster/deployment.js';
 import { localDeployment } from './deployment/local.js';
 import type { Deployment } from './deployment/types.js';
 import { ApprovalBook } from './engine/approval-book.js';
@@ -132,7 +131,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     if (!made.services) throw new Error('the application is not built yet');
     return made.services;
   };
-  const deployment = isRedisUrl(store.url) ? await clusterDeployment(config, store.url, store, log, () => built().outbox) : localDeployment(config, store, log, built);
+  // The cluster's modules load only with a Redis store.
+  const deployment = isRedisUrl(store.url)
+    ? await (await import('./cluster/deployment.js')).clusterDeployment(config, store.url, store, log, () => built().outbox)
+    : localDeployment(config, store, log, built);
 
   const registry = createToolRegistry({ log });
   registry.addSource(builtinToolSource(config, { store }));

@@ -107,7 +107,10 @@ describe('what a start loads', () => {
   afterEach(cleanUp);
 
   it('loads none of the unconfigured parts when only the terminal runs', async () => {
-    const loaded = await packagesLoaded(llm, 'terminal:\n  enabled: on\n');
+    const urls = await modulesLoaded(llm, 'terminal:\n  enabled: on\n');
+    // The cluster's modules are for a Redis store only.
+    expect(urls.filter((url) => /\/dist\/cluster\//.test(url))).toEqual([]);
+    const loaded = packagesIn(urls);
     // The trace works: what every start needs is in it.
     expect(loaded).toContain('openai');
     expect(loaded).toContain('sqlite3');
