@@ -32,7 +32,7 @@ const ABSENT_IN_A_ROW = 3;
 const EMPTIED_PART = '…';
 
 /**
- * The markdown renderer (mdast and micromark, about 120 modules) loads with the
+ * The markdown renderer (mdast and micromark, about 160 modules) loads with the
  * first answer, not at start: a turn's "typing…" begins loading it, so the
  * load runs while the model thinks.
  */
