@@ -15,7 +15,7 @@ import { startFakeLlm, type FakeLlm } from '../fakes/llm/server.js';
 import { textReply } from '../fakes/llm/script.js';
 import { startFakeTelegram } from '../fakes/telegram/index.js';
 import { ensureBuilt } from './build.js';
-import { cleanUp, startPincer, tempDir } from './pincer.js';
+import { cleanUp, startPincer, tempDir, type PincerProcess } from './pincer.js';
 import { OWNER, say, waitForDm } from './telegram.js';
 
 const TRACE = fileURLToPath(new URL('./module-trace.mjs', import.meta.url));
@@ -73,22 +73,27 @@ function consoleModulesIn(urls: string[]): string[] {
   return urls.filter((url) => /\/dist\/http\/console\//.test(url));
 }
 
-/** Starts the built product with `config`, waits until it runs, ends it, and returns the URLs of the modules it loaded. */
-async function modulesLoaded(llm: FakeLlm, config: string, env: Record<string, string> = {}): Promise<string[]> {
+/** Starts the built product with `env` (and `config` as its config file, if given), tracing the modules it loads into the returned file. */
+function startTraced(env: Record<string, string>, config?: string): { pincer: PincerProcess; trace: string } {
   const dir = tempDir();
   const trace = join(dir, 'modules.txt');
-  const configFile = join(dir, 'pincer.yaml');
-  writeFileSync(configFile, config);
   writeFileSync(trace, '');
+  const configFile = join(dir, 'pincer.yaml');
+  if (config !== undefined) writeFileSync(configFile, config);
   const pincer = startPincer({
-    OPENAI_BASE_URL: llm.url,
     OPENAI_API_KEY: 'sk-test',
     PINCER_MODEL: 'fake-model',
-    PINCER_CONFIG: configFile,
+    ...(config === undefined ? {} : { PINCER_CONFIG: configFile }),
     NODE_OPTIONS: `--import=${TRACE}`,
     PINCER_MODULE_TRACE: trace,
     ...env,
   });
+  return { pincer, trace };
+}
+
+/** Starts the built product with `config`, waits until it runs, ends it, and returns the URLs of the modules it loaded. */
+async function modulesLoaded(llm: FakeLlm, config: string, env: Record<string, string> = {}): Promise<string[]> {
+  const { pincer, trace } = startTraced({ OPENAI_BASE_URL: llm.url, ...env }, config);
   await pincer.waitForOutput('pincer is running');
   pincer.child.stdin!.end();
   const exit = await pincer.waitForExit();
@@ -119,20 +124,8 @@ describe('what a start loads', () => {
   }, 30_000);
 
   it('loads the model SDK only once it is running, and answers with it', async () => {
-    const dir = tempDir();
-    const trace = join(dir, 'modules.txt');
-    writeFileSync(trace, '');
-    const configFile = join(dir, 'pincer.yaml');
-    writeFileSync(configFile, 'terminal:\n  enabled: on\n');
     llm.setResponder(() => textReply('the sdk answered'));
-    const pincer = startPincer({
-      OPENAI_BASE_URL: llm.url,
-      OPENAI_API_KEY: 'sk-test',
-      PINCER_MODEL: 'fake-model',
-      PINCER_CONFIG: configFile,
-      NODE_OPTIONS: `--import=${TRACE}`,
-      PINCER_MODULE_TRACE: trace,
-    });
+    const { pincer, trace } = startTraced({ OPENAI_BASE_URL: llm.url }, 'terminal:\n  enabled: on\n');
     try {
       await pincer.waitForOutput('pincer is running');
       pincer.child.stdin!.write('hello\n');
@@ -177,18 +170,11 @@ describe('what a start loads', () => {
     const fake = await startFakeTelegram();
     const model = await startFakeLlm({ responder: () => textReply('**bold** and `code`') });
     try {
-      const dir = tempDir();
-      const trace = join(dir, 'modules.txt');
-      writeFileSync(trace, '');
-      const pincer = startPincer({
+      const { pincer, trace } = startTraced({
         OPENAI_BASE_URL: model.url,
-        OPENAI_API_KEY: 'sk-test',
-        PINCER_MODEL: 'fake-model',
         TELEGRAM_BOT_TOKEN: fake.token,
         TELEGRAM_API_ROOT: fake.apiRoot,
         PINCER_OWNERS: `telegram:${OWNER.id}`,
-        NODE_OPTIONS: `--import=${TRACE}`,
-        PINCER_MODULE_TRACE: trace,
       });
       await pincer.waitForOutput('pincer is running', 20_000);
       const renderer = ['mdast-util-from-markdown', 'micromark', 'micromark-extension-gfm'];
